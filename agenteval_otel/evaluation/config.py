@@ -1,0 +1,279 @@
+"""Evaluation config: which criteria score a run, with which thresholds and settings.
+
+Criterion names are ours; names from other tools load as aliases (Google ADK's
+``tool_trajectory_avg_score`` is ``trajectory_match``). Unknown names and unknown fields are
+errors. ``EvalConfig.load`` reads our JSON and ADK's ``test_config.json``.
+
+>>> EvalConfig.default().criteria["trajectory_match"].threshold
+0.8
+>>> EvalConfig(criteria={"tool_trajectory_avg_score": {"threshold": 1.0}}).criteria.keys()
+dict_keys(['trajectory_match'])
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation.arguments import ArgMatch
+from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+
+__all__ = [
+    "CriterionConfig",
+    "EvalConfig",
+    "MatchType",
+    "Rubric",
+    "UserSimulatorConfig",
+    "canonical_criterion_name",
+    "criterion_names",
+    "register_criterion_name",
+]
+
+DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
+
+# name -> (aliases, default threshold)
+_BUILTIN_CRITERIA: dict[str, tuple[tuple[str, ...], float]] = {
+    "trajectory_match": (("tool_trajectory_avg_score", "trajectory"), 0.8),
+    "response_match": (("response_match_score", "rouge_match"), 0.7),
+    "llm_judge": (("final_response_match_v2",), 0.7),
+    "rubric_based": (("rubric_based_final_response_quality_v1",), 0.8),
+    "node_order": (("node_order_score",), 1.0),
+    "tool_name_match": (("tool_name_match_score",), 1.0),
+    "exact_match": ((), 1.0),
+    "contains_keywords": ((), 1.0),
+    "hallucination": (("hallucinations_v1",), 0.8),
+    "safety": (("safety_v1",), 0.8),
+    "factual_accuracy": (("factual_accuracy_v1",), 0.8),
+}
+_ALIASES = {alias: name for name, (aliases, _) in _BUILTIN_CRITERIA.items() for alias in aliases}
+_DEFAULT_THRESHOLDS = {name: threshold for name, (_, threshold) in _BUILTIN_CRITERIA.items()}
+
+
+def register_criterion_name(name: str, default_threshold: float = 0.8) -> None:
+    """Make ``name`` a known criterion (used when a user registers a criterion of their own)."""
+    if name in _ALIASES:
+        raise ValueError(f"{name!r} is already an alias of {_ALIASES[name]!r}")
+    _DEFAULT_THRESHOLDS.setdefault(name, default_threshold)
+
+
+def criterion_names() -> list[str]:
+    """Every known criterion name (without aliases)."""
+    return sorted(_DEFAULT_THRESHOLDS)
+
+
+def canonical_criterion_name(name: str) -> str:
+    """Our name for a criterion name or alias; ``ConfigError`` for an unknown name."""
+    canonical = _ALIASES.get(name, name)
+    if canonical not in _DEFAULT_THRESHOLDS:
+        known = ", ".join(criterion_names())
+        raise ConfigError(f"unknown criterion {name!r}; expected one of: {known}")
+    return canonical
+
+
+class MatchType(str, Enum):
+    """How expected and actual sequences (tool calls, node visits) are compared."""
+
+    EXACT = "EXACT"
+    """Same items, same order, same length."""
+    IN_ORDER = "IN_ORDER"
+    """Expected items appear in order; other items may be interleaved."""
+    ANY_ORDER = "ANY_ORDER"
+    """Expected items all appear, in any order."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> MatchType | None:
+        if isinstance(value, str):
+            return cls.__members__.get(value.upper().replace("-", "_"))
+        return None
+
+
+class Rubric(BaseModel):
+    """One quality an LLM judge scores on its ``scoring_guide`` scale, weighted by ``weight``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    scoring_guide: str = "1=fully meets the description, 0=does not"
+    weight: float = Field(default=1.0, gt=0)
+
+
+class UserSimulatorConfig(BaseModel):
+    """How a simulated user plays ``conversation_scenario`` cases."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = DEFAULT_JUDGE_MODEL
+    max_turns: int = Field(default=10, ge=1)
+    temperature: float = Field(default=0.0, ge=0)
+    instructions: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _adk_names(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "max_allowed_invocations" in data:
+            data = dict(data)
+            data.setdefault("max_turns", data.pop("max_allowed_invocations"))
+        return data
+
+
+class CriterionConfig(BaseModel):
+    """Settings of one criterion. ``passed = score >= threshold``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    match_type: MatchType = MatchType.EXACT
+    judge_model: str = DEFAULT_JUDGE_MODEL
+    rubrics: list[Rubric] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    check_args: bool = False
+    arg_match: ArgMatch = Field(default_factory=ArgMatch)
+    num_samples: int = Field(default=1, ge=1)
+
+    @classmethod
+    def trajectory(
+        cls,
+        threshold: float = 0.8,
+        *,
+        match_type: MatchType | str = MatchType.EXACT,
+        check_args: bool = False,
+        arg_match: ArgMatch | str | None = None,
+    ) -> CriterionConfig:
+        """``trajectory_match``: expected vs actual tool calls."""
+        return cls.model_validate(
+            {"threshold": threshold, "match_type": match_type, "check_args": check_args,
+             "arg_match": arg_match if arg_match is not None else ArgMatch()}
+        )
+
+    @classmethod
+    def response(cls, threshold: float = 0.7) -> CriterionConfig:
+        """``response_match``: ROUGE-1 F-measure of the final responses."""
+        return cls(threshold=threshold)
+
+    @classmethod
+    def llm_judge(
+        cls, threshold: float = 0.7, *, judge_model: str = DEFAULT_JUDGE_MODEL,
+        num_samples: int = 1,
+    ) -> CriterionConfig:
+        """``llm_judge``: an LLM judges whether the response means what was expected."""
+        return cls(threshold=threshold, judge_model=judge_model, num_samples=num_samples)
+
+    @classmethod
+    def rubric(
+        cls, rubrics: list[Rubric], threshold: float = 0.8, *,
+        judge_model: str = DEFAULT_JUDGE_MODEL, num_samples: int = 1,
+    ) -> CriterionConfig:
+        """``rubric_based``: weighted rubric scores from an LLM judge."""
+        return cls(threshold=threshold, rubrics=rubrics, judge_model=judge_model,
+                   num_samples=num_samples)
+
+    @classmethod
+    def node_order(
+        cls, threshold: float = 1.0, *, match_type: MatchType | str = MatchType.EXACT
+    ) -> CriterionConfig:
+        """``node_order``: expected vs actual graph node visits."""
+        return cls.model_validate({"threshold": threshold, "match_type": match_type})
+
+
+def _adk_criterion(name: str, value: Any) -> Any:
+    """One ADK ``test_config.json`` criterion entry in our form."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = {"threshold": value}
+    if not isinstance(value, dict):
+        return value
+    value = dict(value)
+    options = value.pop("judge_model_options", None)
+    if isinstance(options, dict):
+        if "judge_model" in options:
+            value.setdefault("judge_model", options["judge_model"])
+        if "num_samples" in options:
+            value.setdefault("num_samples", options["num_samples"])
+    if isinstance(value.get("rubrics"), list):
+        value["rubrics"] = [_adk_rubric(r) for r in value["rubrics"]]
+    if name == "tool_trajectory_avg_score":
+        value.setdefault("check_args", True)  # ADK compares names and arguments
+    return value
+
+
+def _adk_rubric(rubric: Any) -> Any:
+    if isinstance(rubric, dict) and "rubric_id" in rubric:
+        content = rubric.get("rubric_content") or {}
+        return {"name": rubric["rubric_id"], "description": content.get("text_property", "")}
+    return rubric
+
+
+class EvalConfig(BaseModel):
+    """Which criteria to apply: a dict from criterion name (or alias) to its settings.
+
+    A criterion given without a threshold gets its own default (``node_order`` 1.0,
+    ``response_match`` 0.7, ...); a bare number is the threshold.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
+    user_simulator_config: UserSimulatorConfig | None = None
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _canonical_names(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out: dict[str, Any] = {}
+        for name, settings in value.items():
+            try:
+                canonical = canonical_criterion_name(name)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+            if canonical in out:
+                raise ValueError(f"criterion {canonical!r} is given twice (as {name!r})")
+            out[canonical] = _adk_criterion(name, settings)
+        return out
+
+    @model_validator(mode="after")
+    def _default_thresholds(self) -> EvalConfig:
+        for name, settings in self.criteria.items():
+            if "threshold" not in settings.model_fields_set:
+                self.criteria[name] = settings.model_copy(
+                    update={"threshold": _DEFAULT_THRESHOLDS[name]}
+                )
+        return self
+
+    @classmethod
+    def default(cls) -> EvalConfig:
+        """``trajectory_match`` 0.8, ``response_match`` 0.7, ``llm_judge`` 0.7 (gpt-4o-mini)."""
+        return cls(
+            criteria={
+                "trajectory_match": CriterionConfig.trajectory(0.8),
+                "response_match": CriterionConfig.response(0.7),
+                "llm_judge": CriterionConfig.llm_judge(0.7, judge_model=DEFAULT_JUDGE_MODEL),
+            }
+        )
+
+    def enabled(self) -> dict[str, CriterionConfig]:
+        """The criteria that are switched on."""
+        return {name: c for name, c in self.criteria.items() if c.enabled}
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvalConfig:
+        """Load our EvalConfig JSON or Google ADK's ``test_config.json``.
+
+        Raises ``ConfigError`` naming the file, the JSON path and what was expected.
+        """
+        file = Path(path)
+        data = read_json(file, ConfigError)
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"{file}: expected a JSON object with 'criteria', got {type(data).__name__}"
+            )
+        return validate_file_data(cls, data, file, ConfigError)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the config as JSON; ``load`` of the file gives an equal object."""
+        return write_json(path, self.model_dump(mode="json"))

@@ -1,0 +1,101 @@
+"""Reading and writing evaluation files, with errors that say where and what was expected."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agenteval_otel.errors import AgentEvalError, EvalSetLoadError
+
+__all__ = ["json_path", "read_json", "validate_file_data", "validation_message", "write_json"]
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_MAX_LISTED_ERRORS = 5
+
+
+def read_json(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError) -> Any:
+    """Parse a JSON file; a missing, unreadable or invalid file raises ``error``."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{file}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{file}: is a directory; expected a JSON file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{file}: cannot be read ({exc})") from None
+    if not text.strip():
+        raise error(f"{file}: the file is empty; expected a JSON document")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"{file}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
+        ) from None
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """Write ``data`` as indented UTF-8 JSON, creating parent folders; returns the path."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return file
+
+
+def json_path(location: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a JSON path: ``eval_cases[3].conversation[0].user_content``.
+
+    Union-member tags that pydantic inserts (``str``, ``list[...]``, ``function-after[...]``)
+    are left out.
+    """
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif any(c in part for c in "[]()-") or part in {"str", "int", "float", "bool", "dict"}:
+            continue
+        else:
+            path += f".{part}" if path else part
+    return path or "(top level)"
+
+
+def _described(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def validation_message(source: str | Path, exc: ValidationError) -> str:
+    """One readable message for a pydantic ``ValidationError`` from the file ``source``."""
+    by_path: dict[str, list[str]] = {}
+    for err in exc.errors(include_url=False):
+        expected = err["msg"]
+        if err["type"] not in {"missing", "value_error", "extra_forbidden"}:
+            expected += f" (got {_described(err.get('input'))})"
+        if err["type"] == "extra_forbidden":
+            expected = "unknown field"
+        by_path.setdefault(json_path(tuple(err["loc"])), []).append(expected)
+    lines = [
+        f"{path}: {' or '.join(dict.fromkeys(msgs))}"
+        for path, msgs in list(by_path.items())[:_MAX_LISTED_ERRORS]
+    ]
+    more = len(by_path) - len(lines)
+    if more > 0:
+        lines.append(f"... and {more} more")
+    return f"{source}: " + "; ".join(lines)
+
+
+def validate_file_data(
+    model: type[ModelT],
+    data: Any,
+    source: str | Path,
+    error: type[AgentEvalError] = EvalSetLoadError,
+) -> ModelT:
+    """Validate parsed file data against ``model``, raising ``error`` with the JSON path."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error(validation_message(source, exc)) from None

@@ -1,0 +1,251 @@
+"""The results of an evaluation run: per criterion, per invocation, per case, and the report.
+
+A case is *errored* when it or one of its criteria has an ``error`` (a criterion that raised, a
+judge that failed), *passed* when every criterion passed, and *failed* otherwise.
+"""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agenteval_otel.errors import AgentEvalError
+from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+from agenteval_otel.evaluation.models import ToolCall
+from agenteval_otel.trajectory.steps import TrajectoryStep
+
+__all__ = [
+    "CriterionResult",
+    "CriterionStats",
+    "EvalCaseResult",
+    "EvalReport",
+    "EvalSummary",
+    "InvocationResult",
+]
+
+
+class CriterionResult(BaseModel):
+    """The score of one criterion on one invocation or case."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criterion: str
+    score: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    threshold: float
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def reason(self) -> str:
+        """Why the criterion scored as it did (``details["reason"]``, else the error)."""
+        return str(self.details.get("reason") or self.error or "")
+
+    @classmethod
+    def failure(cls, criterion: str, threshold: float, error: str) -> CriterionResult:
+        """A criterion that could not be scored: ``error`` set, score 0, not passed."""
+        return cls(criterion=criterion, score=0.0, passed=False, threshold=threshold, error=error)
+
+
+class InvocationResult(BaseModel):
+    """What happened in one conversation turn and how each criterion scored it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    invocation_id: str
+    user_input: str | None = None
+    actual_response: str | None = None
+    actual_tool_calls: list[ToolCall] = Field(default_factory=list)
+    criterion_results: list[CriterionResult] = Field(default_factory=list)
+    trace_ids: list[str] = Field(default_factory=list)
+
+
+class EvalCaseResult(BaseModel):
+    """The result of one eval case."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    eval_id: str
+    name: str | None = None
+    passed: bool
+    criterion_results: list[CriterionResult] = Field(default_factory=list)
+    error: str | None = None
+    duration_seconds: float = 0.0
+    actual_trajectory: list[TrajectoryStep] = Field(default_factory=list)
+    actual_response: str | None = None
+    trace_ids: list[str] = Field(default_factory=list)
+    invocation_results: list[InvocationResult] = Field(default_factory=list)
+    metrics: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def errored(self) -> bool:
+        """Whether the case or one of its criteria could not be scored."""
+        return self.error is not None or any(r.error for r in self.criterion_results)
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``failed`` or ``errored``."""
+        if self.errored:
+            return "errored"
+        return "passed" if self.passed else "failed"
+
+    @property
+    def score(self) -> float | None:
+        """Mean score of the criteria that were scored; ``None`` if none was."""
+        scores = [r.score for r in self.criterion_results if r.error is None]
+        return statistics.fmean(scores) if scores else None
+
+    def problems(self) -> list[str]:
+        """One line per failed or errored criterion, and the case error if any."""
+        lines = [f"{self.eval_id}: error: {self.error}"] if self.error else []
+        for r in self.criterion_results:
+            if r.error:
+                lines.append(f"{self.eval_id}: {r.criterion} errored: {r.error}")
+            elif not r.passed:
+                reason = f": {r.reason}" if r.reason else ""
+                lines.append(
+                    f"{self.eval_id}: {r.criterion} scored {r.score:.2f} "
+                    f"< threshold {r.threshold:.2f}{reason}"
+                )
+        return lines
+
+
+class CriterionStats(BaseModel):
+    """How one criterion scored across the cases of a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int
+    passed: int
+    errors: int = 0
+    mean: float
+    min: float
+    max: float
+    pass_rate: float
+
+    @classmethod
+    def from_results(cls, results: Sequence[CriterionResult]) -> CriterionStats:
+        """Stats over the results of one criterion; errored results count but are not scored."""
+        scores = [r.score for r in results if r.error is None]
+        passed = sum(1 for r in results if r.passed and r.error is None)
+        return cls(
+            count=len(results),
+            passed=passed,
+            errors=sum(1 for r in results if r.error is not None),
+            mean=statistics.fmean(scores) if scores else 0.0,
+            min=min(scores, default=0.0),
+            max=max(scores, default=0.0),
+            pass_rate=passed / len(results) if results else 0.0,
+        )
+
+
+class EvalSummary(BaseModel):
+    """Counts and scores of a run: total = passed + failed + errored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    total_cases: int
+    passed_cases: int
+    failed_cases: int
+    error_cases: int = 0
+    pass_rate: float
+    avg_score: float
+    criterion_stats: dict[str, CriterionStats] = Field(default_factory=dict)
+
+    @classmethod
+    def from_results(cls, results: Sequence[EvalCaseResult]) -> EvalSummary:
+        """Summarise case results."""
+        statuses = [r.status for r in results]
+        by_criterion: dict[str, list[CriterionResult]] = {}
+        for case in results:
+            for r in case.criterion_results:
+                by_criterion.setdefault(r.criterion, []).append(r)
+        case_scores = [s for s in (r.score for r in results) if s is not None]
+        total = len(results)
+        return cls(
+            total_cases=total,
+            passed_cases=statuses.count("passed"),
+            failed_cases=statuses.count("failed"),
+            error_cases=statuses.count("errored"),
+            pass_rate=statuses.count("passed") / total if total else 0.0,
+            avg_score=statistics.fmean(case_scores) if case_scores else 0.0,
+            criterion_stats={
+                name: CriterionStats.from_results(rs) for name, rs in by_criterion.items()
+            },
+        )
+
+
+class EvalReport(BaseModel):
+    """The complete report of an evaluation run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    report_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    eval_set_id: str
+    eval_set_name: str | None = None
+    results: list[EvalCaseResult] = Field(default_factory=list)
+    summary: EvalSummary
+    config_used: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    duration_seconds: float = 0.0
+
+    @classmethod
+    def from_results(
+        cls,
+        eval_set_id: str,
+        results: Sequence[EvalCaseResult],
+        *,
+        eval_set_name: str | None = None,
+        config_used: dict[str, Any] | None = None,
+        duration_seconds: float = 0.0,
+    ) -> EvalReport:
+        """A report with its summary computed from ``results``."""
+        return cls(
+            eval_set_id=eval_set_id,
+            eval_set_name=eval_set_name,
+            results=list(results),
+            summary=EvalSummary.from_results(results),
+            config_used=dict(config_used or {}),
+            duration_seconds=duration_seconds,
+        )
+
+    @property
+    def passed(self) -> bool:
+        """Whether every case passed (and there was at least one)."""
+        return self.summary.total_cases > 0 and self.summary.passed_cases == self.summary.total_cases
+
+    def failure_message(self) -> str:
+        """A readable account of every failed or errored case; empty when all passed."""
+        if self.passed:
+            return ""
+        label = f"eval set {self.eval_set_name or self.eval_set_id}"
+        s = self.summary
+        if s.total_cases == 0:
+            return f"{label}: no eval case was run"
+        problems = [line for case in self.results for line in case.problems()]
+        head = (
+            f"{label}: {s.passed_cases}/{s.total_cases} cases passed "
+            f"({s.failed_cases} failed, {s.error_cases} errored)"
+        )
+        return "\n".join([head, *(f"  {line}" for line in problems)])
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` naming each failing case, criterion, score and reason."""
+        if not self.passed:
+            raise AssertionError(self.failure_message())
+
+    def save(self, path: str | Path) -> Path:
+        """Write the report as JSON."""
+        return write_json(path, self.model_dump(mode="json"))
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvalReport:
+        """Read a report written by :meth:`save`."""
+        file = Path(path)
+        return validate_file_data(cls, read_json(file, AgentEvalError), file, AgentEvalError)

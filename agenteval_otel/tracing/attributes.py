@@ -1,0 +1,78 @@
+"""Every span attribute key that agenteval-otel writes or reads for its own spans, in one place.
+
+Keys of the OpenTelemetry GenAI semantic conventions come first, then the proposals we follow where
+no standard exists yet (nodes, conditional edges), then our own ``agenteval.*`` keys, which are
+always written so that reading our spans never depends on a moving standard.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- OpenTelemetry GenAI semantic conventions -----------------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_SYSTEM: Final = "gen_ai.system"  # older name of gen_ai.provider.name
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_AGENT_ID: Final = "gen_ai.agent.id"
+GEN_AI_AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GEN_AI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+ERROR_TYPE: Final = "error.type"
+
+# gen_ai.operation.name values
+OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_CHAT: Final = "chat"
+OP_GENERATE_CONTENT: Final = "generate_content"
+OP_TEXT_COMPLETION: Final = "text_completion"
+OP_INVOKE_NODE: Final = "invoke_node"  # proposal: graph nodes have no standard operation yet
+
+# --- evaluation results (GenAI semantic conventions) ----------------------------------------
+GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
+
+# --- proposals: graph nodes and conditional edges -------------------------------------------
+GEN_AI_NODE_NAME: Final = "gen_ai.node.name"
+
+# --- our own keys ---------------------------------------------------------------------------
+STEP_TYPE: Final = "agenteval.step.type"  # node | tool | message | conditional | agent
+CONDITION_NAME: Final = "agenteval.conditional.name"
+CONDITION_VALUE: Final = "agenteval.conditional.value"
+CONDITION_BRANCH: Final = "agenteval.conditional.branch"
+AGENT_INPUT: Final = "agenteval.agent.input"
+AGENT_OUTPUT: Final = "agenteval.agent.output"
+NODE_INPUT: Final = "agenteval.node.input"
+NODE_OUTPUT: Final = "agenteval.node.output"
+MESSAGE_ROLE: Final = "agenteval.message.role"
+MESSAGE_CONTENT: Final = "agenteval.message.content"
+EVAL_SET_ID: Final = "agenteval.eval_set_id"
+EVAL_ID: Final = "agenteval.eval_id"
+EVAL_CRITERION: Final = "agenteval.evaluation.criterion"
+EVAL_THRESHOLD: Final = "agenteval.evaluation.threshold"
+EVAL_EVALUATOR_VERSION: Final = "agenteval.evaluation.evaluator_version"
+EVAL_JUDGE_MODEL: Final = "agenteval.evaluation.judge_model"
+EVALUATION_SPAN: Final = "agenteval.evaluation"  # marks our evaluation spans: never evaluated
+
+# agenteval.step.type values
+STEP_AGENT: Final = "agent"
+STEP_NODE: Final = "node"
+STEP_TOOL: Final = "tool"
+STEP_MESSAGE: Final = "message"
+STEP_CONDITIONAL: Final = "conditional"

@@ -1,0 +1,134 @@
+"""EvalConfig and CriterionConfig: defaults, factories, aliases, strictness, ADK criteria files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from agenteval_otel import ArgMatch, ConfigError, CriterionConfig, EvalConfig, MatchType, Rubric
+from agenteval_otel.evaluation.config import canonical_criterion_name, register_criterion_name
+
+
+def test_default_config() -> None:
+    config = EvalConfig.default()
+    assert {k: c.threshold for k, c in config.criteria.items()} == {
+        "trajectory_match": 0.8, "response_match": 0.7, "llm_judge": 0.7}
+    assert config.criteria["llm_judge"].judge_model == "gpt-4o-mini"
+    assert config.user_simulator_config is None
+
+
+def test_criterion_config_defaults() -> None:
+    c = CriterionConfig()
+    assert (c.enabled, c.threshold, c.match_type, c.judge_model, c.rubrics) == (
+        True, 0.8, MatchType.EXACT, "gpt-4o-mini", [])
+    assert (c.params, c.check_args, c.arg_match, c.num_samples) == ({}, False, ArgMatch(), 1)
+
+
+def test_factories() -> None:
+    t = CriterionConfig.trajectory(check_args=True, match_type="in_order")
+    assert (t.threshold, t.check_args, t.match_type) == (0.8, True, MatchType.IN_ORDER)
+    assert CriterionConfig.trajectory(arg_match="subset").arg_match.mode == "subset"
+    assert CriterionConfig.response().threshold == 0.7
+    j = CriterionConfig.llm_judge(judge_model="my-model", num_samples=3)
+    assert (j.threshold, j.judge_model, j.num_samples) == (0.7, "my-model", 3)
+    rubric = Rubric(name="clarity", description="Is it clear?", scoring_guide="5=clear, 1=not")
+    r = CriterionConfig.rubric([rubric])
+    assert (r.threshold, r.rubrics) == (0.8, [rubric])
+    n = CriterionConfig.node_order(match_type=MatchType.ANY_ORDER)
+    assert (n.threshold, n.match_type) == (1.0, MatchType.ANY_ORDER)
+
+
+@pytest.mark.parametrize("spelling", ["EXACT", "exact", "in_order", "IN_ORDER", "any-order"])
+def test_match_type_spellings(spelling: str) -> None:
+    assert isinstance(MatchType(spelling), MatchType)
+
+
+def test_aliases_load_as_our_names() -> None:
+    config = EvalConfig.model_validate({"criteria": {
+        "tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.5},
+        "final_response_match_v2": {}, "rubric_based_final_response_quality_v1": {},
+        "hallucinations_v1": {}, "safety_v1": {}, "node_order_score": {},
+        "tool_name_match_score": {}, "exact_match": {}, "contains_keywords": {},
+        "factual_accuracy_v1": {},
+    }})
+    assert {k: c.threshold for k, c in config.criteria.items()} == {
+        "trajectory_match": 1.0, "response_match": 0.5, "llm_judge": 0.7, "rubric_based": 0.8,
+        "hallucination": 0.8, "safety": 0.8, "node_order": 1.0, "tool_name_match": 1.0,
+        "exact_match": 1.0, "contains_keywords": 1.0, "factual_accuracy": 0.8}
+    assert canonical_criterion_name("rouge_match") == "response_match"
+    assert canonical_criterion_name("trajectory") == "trajectory_match"
+
+
+def test_unknown_criterion_and_field_are_errors() -> None:
+    with pytest.raises(ValidationError, match="unknown criterion 'trajectroy_match'"):
+        EvalConfig.model_validate({"criteria": {"trajectroy_match": {}}})
+    with pytest.raises(ValidationError, match="extra"):
+        EvalConfig.model_validate({"criteria": {"trajectory_match": {"treshold": 0.5}}})
+    with pytest.raises(ValidationError):
+        EvalConfig.model_validate({"criterias": {}})
+    with pytest.raises(ValidationError, match="given twice"):
+        EvalConfig.model_validate({"criteria": {"trajectory_match": {}, "trajectory": {}}})
+    with pytest.raises(ValidationError):
+        CriterionConfig(threshold=1.5)
+
+
+def test_explicit_threshold_is_kept_and_instances_not_mutated() -> None:
+    shared = CriterionConfig()
+    config = EvalConfig(criteria={"node_order": shared, "safety": CriterionConfig(threshold=0.3)})
+    assert config.criteria["node_order"].threshold == 1.0
+    assert shared.threshold == 0.8
+    assert config.criteria["safety"].threshold == 0.3
+
+
+def test_registered_names_become_known() -> None:
+    register_criterion_name("politeness_for_config_test", default_threshold=0.6)
+    config = EvalConfig.model_validate({"criteria": {"politeness_for_config_test": {}}})
+    assert config.criteria["politeness_for_config_test"].threshold == 0.6
+
+
+def test_adk_judge_options_and_rubrics(tmp_path: Path) -> None:
+    path = tmp_path / "test_config.json"
+    path.write_text(json.dumps({"criteria": {
+        "tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "IN_ORDER"},
+        "final_response_match_v2": {"threshold": 0.8, "judge_model_options": {
+            "judge_model": "gemini-2.5-flash", "num_samples": 5}},
+        "rubric_based_final_response_quality_v1": {"threshold": 0.8, "rubrics": [
+            {"rubric_id": "concise", "rubric_content": {"text_property": "The answer is short."}}]},
+    }, "user_simulator_config": {"model": "m", "max_allowed_invocations": 4}}))
+    config = EvalConfig.load(path)
+    trajectory = config.criteria["trajectory_match"]
+    assert (trajectory.match_type, trajectory.check_args) == (MatchType.IN_ORDER, True)
+    judge = config.criteria["llm_judge"]
+    assert (judge.threshold, judge.judge_model, judge.num_samples) == (0.8, "gemini-2.5-flash", 5)
+    rubric = config.criteria["rubric_based"].rubrics[0]
+    assert (rubric.name, rubric.description) == ("concise", "The answer is short.")
+    assert config.user_simulator_config is not None
+    assert config.user_simulator_config.max_turns == 4
+
+
+def test_config_round_trip(tmp_path: Path) -> None:
+    config = EvalConfig(criteria={
+        "trajectory_match": CriterionConfig.trajectory(
+            0.9, match_type="ANY_ORDER", check_args=True,
+            arg_match=ArgMatch.model_validate({"mode": "subset", "keys": {"ts": {"ignore": True}}})),
+        "rubric_based": CriterionConfig.rubric([Rubric(name="r", description="d", weight=2)]),
+    })
+    assert EvalConfig.load(config.save(tmp_path / "config.json")) == config
+
+
+def test_bad_config_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        EvalConfig.load(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"criteria": {"trajectory_match": {"threshold": "high"}}}')
+    with pytest.raises(ConfigError, match=r"criteria\.trajectory_match\.threshold"):
+        EvalConfig.load(bad)
+    bad.write_text('{"criteria": {"nope": 1}}')
+    with pytest.raises(ConfigError, match=f"{bad}: criteria: .*unknown criterion 'nope'"):
+        EvalConfig.load(bad)
+    bad.write_text("[1]")
+    with pytest.raises(ConfigError, match="expected a JSON object with 'criteria'"):
+        EvalConfig.load(bad)
