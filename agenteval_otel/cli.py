@@ -32,6 +32,25 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_trajectory(args: argparse.Namespace) -> int:
+    """Print the trajectories read from trace files, as JSON or as tables."""
+    from rich.console import Console
+
+    from agenteval_otel.traces.files import read_trajectories
+    from agenteval_otel.trajectory.render import trajectories_json, trajectories_table
+
+    found = read_trajectories(args.files, group=args.group)
+    if args.format == "json":
+        print(trajectories_json(found.trajectories))
+    else:
+        Console().print(trajectories_table(found.trajectories))
+    for path, skipped in found.skipped.items():
+        lines = ", ".join(str(item.line) for item in skipped)
+        message = f"skipped {len(skipped)} unreadable line(s): {lines}"
+        print(f"agenteval: warning: {path}: {message}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agenteval",
@@ -42,6 +61,20 @@ def _build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print the cases of an eval set as a table")
     show.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
     show.set_defaults(handler=_cmd_show)
+
+    trajectory = sub.add_parser(
+        "trajectory",
+        help="print the trajectories in trace files (OTLP/JSON, OTLP protobuf, Jaeger JSON)",
+    )
+    trajectory.add_argument("files", nargs="+", metavar="FILE", help="a trace file")
+    trajectory.add_argument("--format", choices=("json", "table"), default="table", help="output format")
+    trajectory.add_argument(
+        "--group",
+        choices=("trace", "invocation", "conversation"),
+        default="invocation",
+        help="one trajectory per trace, per agent invocation (default) or per conversation",
+    )
+    trajectory.set_defaults(handler=_cmd_trajectory)
     return parser
 
 

@@ -1,0 +1,124 @@
+"""Reading JSON trace files: one document, or one document per line, streamed.
+
+A file whose first lines are complete JSON documents is read line by line (never whole), each line
+converted on its own and a corrupt line skipped and counted; any other JSON file is parsed whole.
+The first document decides which of the candidate formats the whole file is read as.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from agenteval_otel.errors import TraceReadError
+from agenteval_otel.traces.trace_file import SkipFunction, TraceFile
+from agenteval_otel.trajectory.spans import SpanRecord
+
+__all__ = ["JsonFormat", "is_json", "read_json_trace_file"]
+
+_SNIFF_LINES = 5
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class JsonFormat:
+    """A JSON trace format: its names (whole document, one per line) and its converter, which
+    returns ``None`` for a document of another kind and raises ``ValueError`` (naming a JSON
+    path) for a malformed one."""
+
+    document_name: str
+    lines_name: str
+    convert: Callable[[Any], list[SpanRecord] | None]
+
+
+def is_json(head: bytes) -> bool:
+    """Whether a file starting with ``head`` looks like JSON (an object or an array)."""
+    return head.removeprefix(_BOM).lstrip()[:1] in (b"{", b"[")
+
+
+def _recognise(doc: Any, formats: Sequence[JsonFormat]) -> JsonFormat | None:
+    for candidate in formats:
+        try:
+            if candidate.convert(doc) is not None:
+                return candidate
+        except (ValueError, TypeError):
+            return candidate
+    return None
+
+
+def read_json_trace_file(path: Path, formats: Sequence[JsonFormat], *, expected: str) -> TraceFile:
+    """A ``TraceFile`` over a JSON or JSON-lines file in one of ``formats``.
+
+    Raises ``TraceReadError`` when the file is empty, is not JSON, or holds no document of
+    these formats.
+    """
+    with path.open("rb") as handle:
+        lines = list(itertools.islice(_non_empty_lines(handle), _SNIFF_LINES))
+    if not lines:
+        raise TraceReadError(f"{path}: the file is empty; expected {expected}")
+    if not is_json(lines[0][1]):
+        raise TraceReadError(f"{path}: not a JSON file; expected {expected}")
+    first_parsed = False
+    for index, (_, line) in enumerate(lines):
+        try:
+            doc = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        first_parsed = first_parsed or index == 0
+        if (recognised := _recognise(doc, formats)) is not None:
+            return _lines_file(path, recognised, expected)
+    if first_parsed:
+        raise TraceReadError(f"{path}: line {lines[0][0]}: not a trace document; expected {expected}")
+    doc = _load_whole(path, expected)
+    found = _recognise(doc, formats)
+    if found is None:
+        raise TraceReadError(f"{path}: not a trace document; expected {expected}")
+    try:
+        records = found.convert(doc) or []
+    except (ValueError, TypeError) as exc:
+        raise TraceReadError(f"{path}: {exc}") from exc
+    return TraceFile(path, found.document_name, lambda skip: iter(records))
+
+
+def _lines_file(path: Path, found: JsonFormat, expected: str) -> TraceFile:
+    return TraceFile(path, found.lines_name, lambda skip: _iter_lines(path, found, expected, skip))
+
+
+def _non_empty_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    for number, line in enumerate(handle, 1):
+        if number == 1:
+            line = line.removeprefix(_BOM)
+        if line.strip():
+            yield number, line
+
+
+def _iter_lines(path: Path, found: JsonFormat, expected: str, skip: SkipFunction) -> Iterator[SpanRecord]:
+    good = 0
+    first_problem = ""
+    with path.open("rb") as handle:
+        for number, line in _non_empty_lines(handle):
+            try:
+                records = found.convert(orjson.loads(line))
+                reason = "" if records is not None else "not a trace document"
+            except (orjson.JSONDecodeError, ValueError, TypeError) as exc:
+                records, reason = None, str(exc) or type(exc).__name__
+            if records is None:
+                skip(number, reason)
+                first_problem = first_problem or f"line {number}: {reason}"
+                continue
+            good += 1
+            yield from records
+    if not good:
+        raise TraceReadError(f"{path}: no line holds a trace document ({first_problem}); expected {expected}")
+
+
+def _load_whole(path: Path, expected: str) -> Any:
+    try:
+        return orjson.loads(path.read_bytes().removeprefix(_BOM))
+    except orjson.JSONDecodeError as exc:
+        raise TraceReadError(f"{path}: invalid JSON ({exc}); expected {expected}") from exc

@@ -1,0 +1,367 @@
+"""Jaeger traces: JSON files and the Jaeger query API.
+
+Reads every JSON shape Jaeger produces: the HTTP query API response ``{"data": [trace, ...]}``,
+a single UI-model trace ``{"traceID", "spans", "processes"}``, a list of spans with inline
+``process``, the api_v2 protobuf-JSON model (``traceId``/``spanId``, ``vType`` tags), and API v3
+responses ``{"result": {"resourceSpans": ...}}`` (OTLP/JSON). Times are microseconds; 64-bit
+trace ids are widened to 128 bits. Jaeger's own tags (``span.kind``, ``otel.status_code``,
+``otel.scope.name``, ``error``) become the span's kind, status and scope again.
+
+>>> client = JaegerClient("http://localhost:16686")  # doctest: +SKIP
+>>> spans = client.find_traces("weather-agent", tags={"gen_ai.agent.name": "weather"})  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agenteval_otel.errors import TraceReadError
+from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
+from agenteval_otel.traces.otlp_json import records_from_request
+from agenteval_otel.traces.trace_file import TraceFile
+from agenteval_otel.trajectory.spans import (
+    SPAN_KINDS,
+    SpanEvent,
+    SpanLink,
+    SpanRecord,
+    SpanStatus,
+    normalize_span_id,
+    normalize_trace_id,
+)
+
+__all__ = ["JaegerClient", "read_jaeger_json", "record_from_span", "records_from_jaeger"]
+
+logger = logging.getLogger(__name__)
+logger.addHandler(logging.NullHandler())
+
+EXPECTED = (
+    "Jaeger JSON (a query-API response with 'data', a trace with 'traceID' and 'spans', a list "
+    "of spans, or an API v3 response with 'result')"
+)
+_SCOPE_TAGS = {
+    "otel.scope.name": 0,
+    "otel.library.name": 0,
+    "otel.scope.version": 1,
+    "otel.library.version": 1,
+}
+_GO_DURATION = re.compile(r"([0-9.]+)(ns|us|µs|ms|s|m|h)")
+_UNIT_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
+
+
+def _first(obj: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if obj.get(key) is not None:
+            return obj[key]
+    return None
+
+
+def _tag_value(tag: Mapping[str, Any]) -> Any:
+    kind = str(tag.get("type") or tag.get("vType") or "string").lower()
+    # api_v2 protobuf JSON carries the value under vStr, vInt64, ... instead of value
+    value = tag["value"] if "value" in tag else _first(tag, "vStr", "vBool", "vInt64", "vFloat64", "vBinary")
+    if kind in ("int64", "int") and isinstance(value, str):
+        return int(value)
+    if kind in ("float64", "float") and isinstance(value, str):
+        return float(value)
+    if kind == "bool" and isinstance(value, str):
+        return value.lower() == "true"
+    if kind == "binary" and isinstance(value, str):
+        try:
+            return base64.b64decode(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _tags(tags: Any, path: str) -> dict[str, Any]:
+    if not tags:
+        return {}
+    if isinstance(tags, Mapping):  # some exports write tags as a plain map
+        return dict(tags)
+    if not isinstance(tags, list):
+        raise ValueError(f"{path}: expected a list of tags")
+    return {str(tag["key"]): _tag_value(tag) for tag in tags if isinstance(tag, Mapping) and "key" in tag}
+
+
+def _micros_to_ns(value: Any, path: str) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, (int, float)) or (isinstance(value, str) and value.isdigit()):
+        return int(value) * 1000
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{path}: expected microseconds or an RFC 3339 time, got {value!r}") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    raise ValueError(f"{path}: expected a time, got {value!r}")
+
+
+def _duration_ns(value: Any, path: str) -> int:
+    if value is None or value == "":
+        return 0
+    if isinstance(value, (int, float)) or (isinstance(value, str) and value.isdigit()):
+        return int(value) * 1000
+    if isinstance(value, str):
+        parts = _GO_DURATION.findall(value)
+        if parts and "".join(f"{n}{u}" for n, u in parts) == value:
+            return int(sum(float(n) * _UNIT_NS[u] for n, u in parts))
+    raise ValueError(f"{path}: expected a duration in microseconds, got {value!r}")
+
+
+def _process(span: Mapping[str, Any], processes: Mapping[str, Any]) -> dict[str, Any]:
+    process = span.get("process")
+    if not isinstance(process, Mapping):
+        process = processes.get(str(_first(span, "processID", "processId") or ""), {})
+    if not isinstance(process, Mapping):
+        return {}
+    resource = _tags(process.get("tags"), "process.tags")
+    if process.get("serviceName") is not None:
+        resource["service.name"] = process["serviceName"]
+    return resource
+
+
+def _references(span: Mapping[str, Any], trace_id: str, path: str) -> tuple[str | None, tuple[SpanLink, ...]]:
+    explicit = normalize_span_id(_first(span, "parentSpanID", "parentSpanId"))
+    parent: str | None = explicit
+    links: list[SpanLink] = []
+    references = [r for r in span.get("references") or () if isinstance(r, Mapping)]
+    ranked = sorted(
+        references, key=lambda r: 0 if str(r.get("refType", "CHILD_OF")).upper() == "CHILD_OF" else 1
+    )
+    for index, reference in enumerate(ranked):
+        ref_trace = normalize_trace_id(_first(reference, "traceID", "traceId")) or trace_id
+        ref_span = normalize_span_id(_first(reference, "spanID", "spanId"))
+        if ref_span is None:
+            raise ValueError(f"{path}.references[{index}]: missing spanID")
+        if parent is None and ref_trace == trace_id:
+            parent = ref_span
+        elif ref_span != parent:
+            links.append(SpanLink(ref_trace, ref_span))
+    return parent, tuple(links)
+
+
+def _status(tags: dict[str, Any]) -> SpanStatus:
+    code = tags.pop("otel.status_code", None)
+    description = tags.pop("otel.status_description", None)
+    error = tags.get("error")
+    if isinstance(error, bool) or error in ("true", "false"):
+        del tags["error"]
+    if code is not None:
+        name = str(code).lower()
+        return SpanStatus(name if name in ("ok", "error") else "unset", description)
+    return SpanStatus("error", description) if error in (True, "true") else SpanStatus()
+
+
+def _events(logs: Any, path: str) -> tuple[SpanEvent, ...]:
+    events = []
+    for index, log in enumerate(logs or ()):
+        if not isinstance(log, Mapping):
+            raise ValueError(f"{path}.logs[{index}]: expected an object")
+        fields = _tags(log.get("fields"), f"{path}.logs[{index}].fields")
+        name = fields.pop("event", "log")
+        events.append(
+            SpanEvent(str(name), _micros_to_ns(log.get("timestamp"), f"{path}.logs[{index}]"), fields)
+        )
+    return tuple(events)
+
+
+def _span(span: Mapping[str, Any], processes: Mapping[str, Any], path: str) -> SpanRecord:
+    try:
+        trace_id = normalize_trace_id(_first(span, "traceID", "traceId"))
+        span_id = normalize_span_id(_first(span, "spanID", "spanId"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if trace_id is None or span_id is None:
+        raise ValueError(f"{path}: a span needs a traceID and a spanID")
+    parent, links = _references(span, trace_id, path)
+    tags = _tags(span.get("tags"), f"{path}.tags")
+    kind = str(tags.pop("span.kind", "internal")).lower()
+    status = _status(tags)
+    scope: list[str | None] = [None, None]
+    for key, slot in _SCOPE_TAGS.items():
+        if key in tags:
+            scope[slot] = str(tags.pop(key))
+    tags.pop("internal.span.format", None)
+    start = _micros_to_ns(span.get("startTime"), f"{path}.startTime")
+    return SpanRecord(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=parent,
+        name=str(_first(span, "operationName", "name") or ""),
+        kind=kind if kind in SPAN_KINDS else "internal",
+        start_ns=start,
+        end_ns=start + _duration_ns(span.get("duration"), f"{path}.duration"),
+        attributes=tags,
+        events=_events(span.get("logs"), path),
+        status=status,
+        resource=_process(span, processes),
+        scope_name=scope[0],
+        scope_version=scope[1],
+        links=links,
+    )
+
+
+def record_from_span(span: Mapping[str, Any], *, processes: Mapping[str, Any] | None = None) -> SpanRecord:
+    """One Jaeger span (UI model or api_v2 JSON) as a record; ``processes`` is its trace's
+    ``processes`` map when the span refers to one by ``processID``. Raises ``ValueError``
+    naming a malformed field."""
+    return _span(span, processes or {}, "span")
+
+
+def _trace(trace: Mapping[str, Any], path: str) -> list[SpanRecord]:
+    spans = trace.get("spans")
+    if not isinstance(spans, list):
+        raise ValueError(f"{path}.spans: expected a list")
+    processes = trace["processes"] if isinstance(trace.get("processes"), Mapping) else {}
+    return [_span(span, processes, f"{path}.spans[{i}]") for i, span in enumerate(spans)]
+
+
+def _is_span(obj: Any) -> bool:
+    return isinstance(obj, Mapping) and _first(obj, "spanID", "spanId") is not None
+
+
+def records_from_jaeger(doc: Any) -> list[SpanRecord] | None:
+    """The spans of a Jaeger JSON document; ``None`` when it is not one. Raises ``ValueError``
+    naming the JSON path of a malformed field."""
+    if isinstance(doc, Mapping):
+        if isinstance(doc.get("result"), Mapping):
+            return records_from_request(doc["result"], "result")
+        if isinstance(doc.get("data"), list):
+            return [r for i, trace in enumerate(doc["data"]) for r in _jaeger_item(trace, f"data[{i}]")]
+        spans = doc.get("spans")
+        if isinstance(spans, list) and ("traceID" in doc or "traceId" in doc or all(map(_is_span, spans))):
+            return _trace(doc, "$")
+        return None
+    is_list = isinstance(doc, list) and doc and all(isinstance(item, Mapping) for item in doc)
+    if is_list and (_is_span(doc[0]) or isinstance(doc[0].get("spans"), list)):
+        return [r for i, item in enumerate(doc) for r in _jaeger_item(item, f"[{i}]")]
+    return None
+
+
+def _jaeger_item(item: Any, path: str) -> list[SpanRecord]:
+    if _is_span(item):
+        return [_span(item, {}, path)]
+    if isinstance(item, Mapping) and isinstance(item.get("spans"), list):
+        return _trace(item, path)
+    raise ValueError(f"{path}: expected a Jaeger trace or span")
+
+
+JAEGER_JSON = JsonFormat("jaeger-json", "jaeger-jsonl", records_from_jaeger)
+
+
+def read_jaeger_json(path: str | os.PathLike[str]) -> TraceFile:
+    """The spans of a Jaeger JSON file (one document, or one per line).
+
+    Raises ``agenteval_otel.errors.TraceReadError`` when the file is not Jaeger JSON.
+    """
+    return read_json_trace_file(Path(path), (JAEGER_JSON,), expected=EXPECTED)
+
+
+def _micros(moment: datetime | int | float) -> int:
+    if isinstance(moment, datetime):
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return int(moment.timestamp() * 1_000_000)
+    return int(moment)
+
+
+class JaegerClient:
+    """Reads traces from the Jaeger query service's HTTP API (``/api/traces``).
+
+    ``timeout`` (seconds) bounds every request. Failures (unreachable server, HTTP errors,
+    a response that is not Jaeger JSON) raise ``TraceReadError`` naming the URL.
+    """
+
+    def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
+        parsed = urllib.parse.urlparse(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    def get_trace(self, trace_id: str) -> list[SpanRecord]:
+        """The spans of one trace (``/api/traces/{id}``)."""
+        normalized = normalize_trace_id(trace_id)
+        if normalized is None:
+            raise ValueError(f"not a trace id: {trace_id!r}")
+        return self._get(f"/api/traces/{normalized}", {})
+
+    def find_traces(
+        self,
+        service: str,
+        *,
+        operation: str | None = None,
+        tags: Mapping[str, Any] | None = None,
+        start: datetime | int | None = None,
+        end: datetime | int | None = None,
+        lookback: timedelta | None = None,
+        limit: int = 20,
+    ) -> list[SpanRecord]:
+        """The spans of the traces of ``service`` matching ``operation`` and ``tags`` between
+        ``start`` and ``end`` (datetimes or epoch microseconds; ``lookback`` before now when no
+        ``start`` is given), at most ``limit`` traces."""
+        params: dict[str, str] = {"service": service, "limit": str(limit)}
+        if operation:
+            params["operation"] = operation
+        if tags:
+            params["tags"] = json.dumps({str(k): str(v) for k, v in tags.items()})
+        now = datetime.now(timezone.utc)
+        if start is None and lookback is not None:
+            start = now - lookback
+        if start is not None:
+            params["start"] = str(_micros(start))
+            params["end"] = str(_micros(end if end is not None else now))
+        elif end is not None:
+            params["end"] = str(_micros(end))
+        return self._get("/api/traces", params)
+
+    def _get(self, path: str, params: Mapping[str, str]) -> list[SpanRecord]:
+        url = self.base_url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        request = urllib.request.Request(url, headers={"Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                body = response.read()
+        except urllib.error.HTTPError as exc:
+            raise TraceReadError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise TraceReadError(f"{url}: cannot reach the Jaeger query service ({exc})") from exc
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise TraceReadError(f"{url}: invalid JSON ({exc}); expected {EXPECTED}") from exc
+        if isinstance(doc, Mapping) and doc.get("errors") and not doc.get("data"):
+            raise TraceReadError(f"{url}: Jaeger reported {doc['errors']!r}")
+        try:
+            records = records_from_jaeger(doc)
+        except ValueError as exc:
+            raise TraceReadError(f"{url}: {exc}") from exc
+        if records is None:
+            raise TraceReadError(f"{url}: not a Jaeger response; expected {EXPECTED}")
+        return records

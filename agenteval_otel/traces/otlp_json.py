@@ -1,0 +1,447 @@
+"""OTLP/JSON trace files: read them, write them, and export SDK spans into them.
+
+The format is the OTLP/JSON encoding of ``ExportTraceServiceRequest`` (``resourceSpans`` →
+``scopeSpans`` → ``spans``), one request per file or, as the OpenTelemetry Collector's file
+exporter writes it, one request per line. Reading accepts what producers really write: hex ids of
+either case or base64 ids, int64 values as strings or numbers, enums as numbers or names,
+camelCase or snake_case field names. Writing produces what the Collector writes: lower-case hex
+ids, int64 as strings, enums as numbers.
+
+>>> from opentelemetry.sdk.trace import TracerProvider
+>>> from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+>>> provider = TracerProvider()
+>>> provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter("spans.jsonl")))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import math
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
+from agenteval_otel.traces.trace_file import TraceFile
+from agenteval_otel.trajectory.spans import (
+    SPAN_KINDS,
+    SpanEvent,
+    SpanLink,
+    SpanRecord,
+    SpanStatus,
+    normalize_span_id,
+    normalize_trace_id,
+)
+
+__all__ = [
+    "OtlpJsonFileExporter",
+    "decode_any_value",
+    "encode_any_value",
+    "read_otlp_json",
+    "record_from_span",
+    "records_from_request",
+    "request_from_records",
+    "write_otlp_json_lines",
+]
+
+logger = logging.getLogger(__name__)
+logger.addHandler(logging.NullHandler())
+
+EXPECTED = "OTLP/JSON (an ExportTraceServiceRequest with resourceSpans, or one per line)"
+_STATUS_CODES = ("unset", "ok", "error")
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str, default: Any = None) -> Any:
+    value = obj.get(camel)
+    if value is None:
+        value = obj.get(snake, default)
+    return default if value is None else value
+
+
+def _int64(value: Any, path: str) -> int:
+    if value is None or value == "":
+        return 0
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: expected an int64 (number or decimal string), got {value!r}") from None
+
+
+def _double(value: Any) -> float:
+    if isinstance(value, str):
+        return float(value)  # "NaN", "Infinity", "-Infinity" and decimal strings
+    return float(value)
+
+
+def decode_any_value(value: Any, path: str = "value") -> Any:
+    """A plain Python value from an OTLP/JSON ``AnyValue`` (``{"stringValue": "x"}`` → ``"x"``)."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{path}: expected an AnyValue object, got {type(value).__name__}")
+    for key, item in value.items():
+        if item is None:
+            continue
+        if key in ("stringValue", "string_value"):
+            return str(item)
+        if key in ("boolValue", "bool_value"):
+            return bool(item)
+        if key in ("intValue", "int_value"):
+            return _int64(item, path)
+        if key in ("doubleValue", "double_value"):
+            return _double(item)
+        if key in ("bytesValue", "bytes_value"):
+            return base64.b64decode(item)
+        if key in ("arrayValue", "array_value"):
+            values = item.get("values") or []
+            return [decode_any_value(v, f"{path}.values[{i}]") for i, v in enumerate(values)]
+        if key in ("kvlistValue", "kvlist_value"):
+            return decode_attributes(item.get("values"), f"{path}.values")
+    return None
+
+
+def decode_attributes(attributes: Any, path: str) -> dict[str, Any]:
+    """A plain dict from an OTLP/JSON ``KeyValue`` list."""
+    if not attributes:
+        return {}
+    if not isinstance(attributes, list):
+        raise ValueError(f"{path}: expected a list of key/value objects")
+    decoded: dict[str, Any] = {}
+    for index, item in enumerate(attributes):
+        if not isinstance(item, Mapping) or "key" not in item:
+            raise ValueError(f"{path}[{index}]: expected an object with 'key' and 'value'")
+        decoded[str(item["key"])] = decode_any_value(item.get("value") or {}, f"{path}[{index}]")
+    return decoded
+
+
+def _kind(value: Any, path: str) -> str:
+    if value is None or value == "":
+        return "unspecified"
+    if isinstance(value, int) and 0 <= value < len(SPAN_KINDS):
+        return SPAN_KINDS[value]
+    if isinstance(value, str):
+        name = value.lower().removeprefix("span_kind_")
+        if name in SPAN_KINDS:
+            return name
+    raise ValueError(f"{path}: unknown span kind {value!r}")
+
+
+def _status(value: Any) -> SpanStatus:
+    if not isinstance(value, Mapping):
+        return SpanStatus()
+    code = value.get("code", 0)
+    if isinstance(code, int) and 0 <= code < len(_STATUS_CODES):
+        name = _STATUS_CODES[code]
+    else:
+        name = str(code).lower().removeprefix("status_code_")
+        name = name if name in _STATUS_CODES else "unset"
+    message = value.get("message")
+    return SpanStatus(name, str(message) if message else None)
+
+
+def _required_id(value: Any, path: str, *, trace: bool) -> str:
+    normalized = normalize_trace_id(value) if trace else normalize_span_id(value)
+    if normalized is None:
+        raise ValueError(f"{path}: missing or all-zero {'trace' if trace else 'span'} id")
+    return normalized
+
+
+def _id(value: Any, path: str, *, trace: bool) -> str | None:
+    try:
+        return normalize_trace_id(value) if trace else normalize_span_id(value)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def _span(
+    span: Mapping[str, Any],
+    path: str,
+    resource: dict[str, Any],
+    scope: Mapping[str, Any],
+) -> SpanRecord:
+    trace_id = _id(_get(span, "traceId", "trace_id"), f"{path}.traceId", trace=True)
+    span_id = _id(_get(span, "spanId", "span_id"), f"{path}.spanId", trace=False)
+    if trace_id is None or span_id is None:
+        raise ValueError(f"{path}: a span needs a traceId and a spanId")
+    events = tuple(
+        SpanEvent(
+            str(event.get("name", "")),
+            _int64(_get(event, "timeUnixNano", "time_unix_nano"), f"{path}.events[{i}]"),
+            decode_attributes(event.get("attributes"), f"{path}.events[{i}].attributes"),
+        )
+        for i, event in enumerate(span.get("events") or ())
+    )
+    links = tuple(
+        SpanLink(
+            _required_id(_get(link, "traceId", "trace_id"), f"{path}.links[{i}]", trace=True),
+            _required_id(_get(link, "spanId", "span_id"), f"{path}.links[{i}]", trace=False),
+            decode_attributes(link.get("attributes"), f"{path}.links[{i}].attributes"),
+        )
+        for i, link in enumerate(span.get("links") or ())
+    )
+    start = _int64(_get(span, "startTimeUnixNano", "start_time_unix_nano"), f"{path}.start")
+    end = _int64(_get(span, "endTimeUnixNano", "end_time_unix_nano"), f"{path}.end")
+    return SpanRecord(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_id=_id(_get(span, "parentSpanId", "parent_span_id"), f"{path}.parentSpanId", trace=False),
+        name=str(span.get("name", "")),
+        kind=_kind(span.get("kind"), f"{path}.kind"),
+        start_ns=start,
+        end_ns=end or start,
+        attributes=decode_attributes(span.get("attributes"), f"{path}.attributes"),
+        events=events,
+        status=_status(span.get("status")),
+        resource=resource,
+        scope_name=scope.get("name") or None,
+        scope_version=scope.get("version") or None,
+        links=links,
+    )
+
+
+def record_from_span(
+    span: Mapping[str, Any],
+    *,
+    resource: Mapping[str, Any] | None = None,
+    scope: Mapping[str, Any] | None = None,
+) -> SpanRecord:
+    """One OTLP/JSON span as a record; ``resource`` holds plain attribute values, ``scope`` its
+    ``name`` and ``version``. Raises ``ValueError`` naming a malformed field."""
+    return _span(span, "span", dict(resource or {}), scope or {})
+
+
+def records_from_request(doc: Any, path: str = "") -> list[SpanRecord] | None:
+    """The spans of one OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``).
+
+    Returns ``None`` when ``doc`` is not such a request; raises ``ValueError`` naming the JSON
+    path of a malformed field.
+    """
+    if not isinstance(doc, Mapping):
+        return None
+    resource_spans = _get(doc, "resourceSpans", "resource_spans")
+    if resource_spans is None:
+        return None
+    prefix = f"{path}." if path else ""
+    if not isinstance(resource_spans, list):
+        raise ValueError(f"{prefix}resourceSpans: expected a list")
+    records: list[SpanRecord] = []
+    for r_index, group in enumerate(resource_spans):
+        r_path = f"{prefix}resourceSpans[{r_index}]"
+        if not isinstance(group, Mapping):
+            raise ValueError(f"{r_path}: expected an object")
+        resource = decode_attributes(
+            (group.get("resource") or {}).get("attributes"), f"{r_path}.resource.attributes"
+        )
+        scope_groups = _get(group, "scopeSpans", "scope_spans")
+        scope_key = "scope"
+        if scope_groups is None:  # OTLP before 0.15
+            scope_groups = _get(group, "instrumentationLibrarySpans", "instrumentation_library_spans", [])
+            scope_key = "instrumentationLibrary"
+        for s_index, scoped in enumerate(scope_groups):
+            s_path = f"{r_path}.scopeSpans[{s_index}]"
+            if not isinstance(scoped, Mapping):
+                raise ValueError(f"{s_path}: expected an object")
+            scope = scoped.get(scope_key) or {}
+            for index, span in enumerate(scoped.get("spans") or ()):
+                if not isinstance(span, Mapping):
+                    raise ValueError(f"{s_path}.spans[{index}]: expected an object")
+                records.append(_span(span, f"{s_path}.spans[{index}]", resource, scope))
+    return records
+
+
+OTLP_JSON = JsonFormat("otlp-json", "otlp-jsonl", records_from_request)
+
+
+def read_otlp_json(path: str | os.PathLike[str]) -> TraceFile:
+    """The spans of an OTLP/JSON file: one request, or one request per line (streamed).
+
+    Raises ``agenteval_otel.errors.TraceReadError`` when the file is not OTLP/JSON.
+    """
+    return read_json_trace_file(Path(path), (OTLP_JSON,), expected=EXPECTED)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def encode_any_value(value: Any) -> dict[str, Any]:
+    """An OTLP/JSON ``AnyValue`` for a plain Python value."""
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return {"doubleValue": value}
+        return {"doubleValue": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+    if isinstance(value, (bytes, bytearray)):
+        return {"bytesValue": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, Mapping):
+        return {"kvlistValue": {"values": encode_attributes(value)}}
+    if isinstance(value, Sequence):
+        return {"arrayValue": {"values": [encode_any_value(item) for item in value]}}
+    if value is None:
+        return {}
+    return {"stringValue": str(value)}
+
+
+def encode_attributes(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An OTLP/JSON ``KeyValue`` list."""
+    return [{"key": key, "value": encode_any_value(value)} for key, value in attributes.items()]
+
+
+def _encode_span(record: SpanRecord) -> dict[str, Any]:
+    span: dict[str, Any] = {"traceId": record.trace_id, "spanId": record.span_id}
+    if record.parent_id:
+        span["parentSpanId"] = record.parent_id
+    span["name"] = record.name
+    span["kind"] = SPAN_KINDS.index(record.kind) if record.kind in SPAN_KINDS else 0
+    span["startTimeUnixNano"] = str(record.start_ns)
+    span["endTimeUnixNano"] = str(record.end_ns)
+    if record.attributes:
+        span["attributes"] = encode_attributes(record.attributes)
+    if record.events:
+        span["events"] = [
+            {"timeUnixNano": str(e.time_ns), "name": e.name, "attributes": encode_attributes(e.attributes)}
+            for e in record.events
+        ]
+    if record.links:
+        span["links"] = [
+            {
+                "traceId": link.trace_id,
+                "spanId": link.span_id,
+                "attributes": encode_attributes(link.attributes),
+            }
+            for link in record.links
+        ]
+    status: dict[str, Any] = {}
+    if record.status.code != "unset":
+        status["code"] = _STATUS_CODES.index(record.status.code)
+    if record.status.description:
+        status["message"] = record.status.description
+    span["status"] = status
+    return span
+
+
+def request_from_records(records: Iterable[SpanRecord]) -> dict[str, Any]:
+    """One OTLP/JSON ``ExportTraceServiceRequest`` holding ``records``, grouped by resource and scope."""
+    resources: dict[
+        bytes, tuple[dict[str, Any], dict[tuple[str | None, str | None], list[dict[str, Any]]]]
+    ] = {}
+    for record in records:
+        key = orjson.dumps(record.resource, option=orjson.OPT_SORT_KEYS, default=str)
+        _, scopes = resources.setdefault(key, (record.resource, {}))
+        scopes.setdefault((record.scope_name, record.scope_version), []).append(_encode_span(record))
+    resource_spans = []
+    for resource, scopes in resources.values():
+        scope_spans = []
+        for (name, version), spans in scopes.items():
+            scope: dict[str, Any] = {}
+            if name:
+                scope["name"] = name
+            if version:
+                scope["version"] = version
+            scope_spans.append({"scope": scope, "spans": spans})
+        resource_spans.append(
+            {"resource": {"attributes": encode_attributes(resource)}, "scopeSpans": scope_spans}
+        )
+    return {"resourceSpans": resource_spans}
+
+
+def _line(records: Iterable[SpanRecord]) -> bytes:
+    return orjson.dumps(request_from_records(records), option=orjson.OPT_APPEND_NEWLINE, default=str)
+
+
+def write_otlp_json_lines(
+    records: Iterable[SpanRecord],
+    destination: str | os.PathLike[str] | IO[bytes],
+    *,
+    spans_per_line: int = 512,
+) -> int:
+    """Write ``records`` as OTLP/JSON lines (one request per line); returns the spans written.
+
+    ``destination`` is a path (created or truncated) or a binary stream.
+    """
+    if spans_per_line < 1:
+        raise ValueError("spans_per_line must be at least 1")
+    if isinstance(destination, (str, os.PathLike)):
+        with open(destination, "wb") as handle:
+            return write_otlp_json_lines(records, handle, spans_per_line=spans_per_line)
+    written = 0
+    batch: list[SpanRecord] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= spans_per_line:
+            destination.write(_line(batch))
+            written += len(batch)
+            batch = []
+    if batch:
+        destination.write(_line(batch))
+        written += len(batch)
+    return written
+
+
+class OtlpJsonFileExporter(SpanExporter):
+    """An SDK ``SpanExporter`` appending one OTLP/JSON request per export, one per line.
+
+    The file is the OpenTelemetry Collector file-exporter format, readable by ``read_otlp_json``
+    and ``read_spans``. Thread-safe; each export is flushed; ``export`` never raises (a failure is
+    logged and returns ``FAILURE``); ``shutdown`` closes the file and may be called more than once.
+    The file is opened (for appending) when the exporter is created, so a bad path fails there.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - closed by shutdown
+        self._lock = threading.Lock()
+        self._warned_closed = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Append ``spans`` as one line; ``FAILURE`` (logged) if they cannot be written."""
+        try:
+            if not spans:
+                return SpanExportResult.SUCCESS
+            line = _line(SpanRecord.from_readable_span(span) for span in spans)
+            with self._lock:
+                if self._handle is None:
+                    if not self._warned_closed:
+                        self._warned_closed = True
+                        logger.warning("OtlpJsonFileExporter(%s): export after shutdown dropped", self.path)
+                    return SpanExportResult.FAILURE
+                self._handle.write(line)
+                self._handle.flush()
+            return SpanExportResult.SUCCESS
+        except Exception:
+            logger.exception("OtlpJsonFileExporter(%s): failed to write %d span(s)", self.path, len(spans))
+            return SpanExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Every export is already flushed; flush once more and report whether the file is open."""
+        with self._lock:
+            if self._handle is None:
+                return False
+            try:
+                self._handle.flush()
+            except OSError:
+                logger.exception("OtlpJsonFileExporter(%s): flush failed", self.path)
+                return False
+            return True
+
+    def shutdown(self) -> None:
+        """Close the file; later exports fail. Idempotent."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError:
+                logger.exception("OtlpJsonFileExporter(%s): close failed", self.path)

@@ -1,0 +1,564 @@
+"""Trace assembly: spans → span trees → ``Trajectory`` objects.
+
+Spans are grouped by trace id and put in tree order: a parent before its children, siblings by
+start time, ties in arrival order. A span whose parent is missing becomes a root; a child that
+(by clock skew) starts before its parent still follows it. Each span is read by the convention
+readers; a trace is split into one trajectory per agent invocation (the outermost agent spans),
+and invocations are joined into conversations by their conversation id
+(``gen_ai.conversation.id``, ``session.id``, ...).
+
+>>> trajectories = build_trajectories(records, group="invocation")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agenteval_otel.evaluation.models import MessageContent
+from agenteval_otel.trajectory.conventions import (
+    ChatMessage,
+    RequestedToolCall,
+    SpanReading,
+    SpanRole,
+    read_span,
+)
+from agenteval_otel.trajectory.conventions.values import text_from
+from agenteval_otel.trajectory.spans import SpanRecord
+from agenteval_otel.trajectory.steps import TrajectoryStep
+from agenteval_otel.trajectory.trajectory import Trajectory
+from agenteval_otel.trajectory.usage import TokenUsage
+
+__all__ = [
+    "Grouping",
+    "TraceAssembler",
+    "build_trajectories",
+    "iter_trajectories",
+    "join_conversations",
+    "tree_order",
+    "trajectories_from_trace",
+]
+
+Grouping = Literal["trace", "invocation", "conversation"]
+GROUPINGS: tuple[Grouping, ...] = ("trace", "invocation", "conversation")
+
+_RESPONDERS = (SpanRole.MODEL, SpanRole.MESSAGE)
+_NOT_A_NAME = re.compile(r"[^a-z0-9]+")
+
+
+# --- the span tree ----------------------------------------------------------------------------
+
+
+@dataclass(eq=False, slots=True)
+class _Span:
+    record: SpanRecord
+    arrival: int
+    reading: SpanReading | None = None
+    parent: _Span | None = None
+    children: list[_Span] = field(default_factory=list)
+
+
+def _link(records: Iterable[SpanRecord]) -> list[_Span]:
+    """The spans of one trace (the first of duplicate ids kept) in tree order."""
+    spans: dict[str, _Span] = {}
+    for arrival, record in enumerate(records):
+        spans.setdefault(record.span_id, _Span(record, arrival))
+    roots: list[_Span] = []
+    for span in spans.values():
+        parent = spans.get(span.record.parent_id) if span.record.parent_id else None
+        if parent is None or parent is span:
+            roots.append(span)
+        else:
+            span.parent = parent
+            parent.children.append(span)
+    return _depth_first(roots, spans)
+
+
+def _tree(records: Iterable[SpanRecord]) -> list[_Span]:
+    """The spans of one trace in tree order, each read, router readings checked."""
+    ordered = _link(records)
+    for span in ordered:
+        span.reading = read_span(span.record)
+    for span in ordered:
+        if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
+            span.reading = None
+    return ordered
+
+
+def _key(span: _Span) -> tuple[int, int]:
+    return (span.record.start_ns, span.arrival)
+
+
+def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
+    ordered: list[_Span] = []
+    seen: set[int] = set()
+    pending = sorted(roots, key=_key)
+    # Spans caught in a parent cycle have no root; they are appended as roots of their own.
+    leftovers = iter(sorted(spans.values(), key=_key))
+    while True:
+        stack = list(reversed(pending))
+        while stack:
+            span = stack.pop()
+            if id(span) in seen:
+                continue
+            seen.add(id(span))
+            ordered.append(span)
+            stack.extend(reversed(sorted(span.children, key=_key)))
+        if len(ordered) == len(spans):
+            return ordered
+        pending = [next(s for s in leftovers if id(s) not in seen)]
+
+
+def _is_router(span: _Span) -> bool:
+    """A router reading holds only as a direct child of its node, run after the node's work."""
+    parent = span.parent
+    reading = span.reading
+    if parent is None or parent.reading is None or reading is None:
+        return False
+    if parent.reading.role is not SpanRole.NODE or parent.reading.name != reading.source_node:
+        return False
+    return all(
+        sibling.record.end_ns <= span.record.start_ns
+        for sibling in parent.children
+        if sibling is not span
+        and not (sibling.reading is not None and sibling.reading.source_node is not None)
+    )
+
+
+def tree_order(records: Iterable[SpanRecord]) -> list[SpanRecord]:
+    """The spans of one trace, parents before children, siblings by start time (stable)."""
+    return [span.record for span in _link(records)]
+
+
+def _invocations(ordered: list[_Span]) -> list[list[_Span]]:
+    """The subtrees of the outermost agent spans (a slice each, in tree order)."""
+    size: dict[int, int] = {}
+    for span in reversed(ordered):
+        size[id(span)] = 1 + sum(size[id(child)] for child in span.children if id(child) in size)
+    scopes: list[list[_Span]] = []
+    index = 0
+    while index < len(ordered):
+        span = ordered[index]
+        if span.reading is not None and span.reading.role is SpanRole.AGENT:
+            scopes.append(ordered[index : index + size[id(span)]])
+            index += size[id(span)]
+        else:
+            index += 1
+    return scopes
+
+
+# --- from readings to a trajectory ------------------------------------------------------------
+
+
+class _Requested:
+    """The tool calls models asked for, matched to tool spans; the tool results sent back; the
+    tool definitions offered."""
+
+    def __init__(self, readings: Sequence[SpanReading]) -> None:
+        self.definitions = {d.name: d for reading in readings for d in reading.tool_definitions}
+        self.calls = [
+            call
+            for reading in readings
+            if reading.role in _RESPONDERS
+            for call in reading.requested_tool_calls
+        ]
+        self.used = [False] * len(self.calls)
+        self.responses: dict[str, Any] = {}
+        for reading in readings:
+            for message in reading.input_messages:
+                for response in message.tool_responses:
+                    if response.call_id is not None:
+                        self.responses.setdefault(str(response.call_id), response.response)
+
+    def _claim(self, index: int) -> RequestedToolCall:
+        self.used[index] = True
+        return self.calls[index]
+
+    def take(self, name: str, call_id: str | None, args: dict[str, Any] | None) -> RequestedToolCall | None:
+        """The requested call a tool span carried out: same id, else same name and arguments,
+        else the first unclaimed call of that name."""
+        free = [i for i, used in enumerate(self.used) if not used]
+        if call_id is not None:
+            for i in free:
+                if self.calls[i].call_id == call_id:
+                    return self._claim(i)
+        if args is not None:
+            for i in free:
+                if self.calls[i].name == name and self.calls[i].args == args:
+                    return self._claim(i)
+        for i in free:
+            if self.calls[i].name == name:
+                return self._claim(i)
+        return None
+
+    def single_parameter(self, name: str) -> str | None:
+        """The name of a one-parameter tool's parameter, when its definition was recorded."""
+        definition = self.definitions.get(name)
+        return None if definition is None else definition.single_parameter
+
+    def response(self, call_id: str | None) -> Any:
+        return None if call_id is None else self.responses.get(call_id)
+
+
+def _normal_name(name: str) -> str:
+    return _NOT_A_NAME.sub("_", name.lower()).strip("_")
+
+
+def _is_handoff(call: RequestedToolCall, agent_names: set[str]) -> bool:
+    """ADK's ``transfer_to_agent``, or the OpenAI Agents SDK's ``transfer_to_<agent>``."""
+    if call.name == "transfer_to_agent":
+        return True
+    return (
+        call.name.startswith("transfer_to_") and _normal_name(call.name[len("transfer_to_") :]) in agent_names
+    )
+
+
+def _meta(record: SpanRecord, reading: SpanReading) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "span_id": record.span_id,
+        "trace_id": record.trace_id,
+        "duration_ms": record.duration_ns / 1e6,
+        "convention": reading.convention,
+    }
+    if reading.error is not None:
+        meta["error"] = reading.error
+    meta.update(reading.metadata)
+    return meta
+
+
+def _output_text(reading: SpanReading) -> str | None:
+    texts = [m.text for m in reading.output_messages if m.has_text and m.text is not None]
+    if texts:
+        return "\n".join(texts)
+    return reading.result if isinstance(reading.result, str) else None
+
+
+def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) -> TrajectoryStep:
+    match = requested.take(reading.name, reading.call_id, reading.args)
+    meta = _meta(record, reading)
+    args = reading.args
+    if args is None and match is not None and match.args is not None:
+        args = match.args
+    if args is None and reading.raw_args is not None:
+        # A bare value (OpenInference records a one-key string argument dict as its value):
+        # the key is known only from the tool's definition.
+        parameter = requested.single_parameter(reading.name)
+        if parameter is not None:
+            args = {parameter: reading.raw_args}
+        else:
+            meta["raw_args"] = reading.raw_args
+    call_id = reading.call_id or (match.call_id if match else None)
+    result = reading.result if reading.result is not None else requested.response(call_id)
+    return TrajectoryStep.tool(
+        reading.name, args or {}, result=result, call_id=call_id, timestamp=record.start_ns / 1e9, **meta
+    )
+
+
+def _requested_steps(
+    record: SpanRecord, reading: SpanReading, requested: _Requested, agent_names: set[str]
+) -> list[TrajectoryStep]:
+    steps = []
+    for call in reading.requested_tool_calls:
+        if _is_handoff(call, agent_names):
+            continue
+        meta = {"span_id": record.span_id, "trace_id": record.trace_id, "requested": True}
+        if call.args is None and call.raw_args is not None:
+            meta["raw_args"] = call.raw_args
+        steps.append(
+            TrajectoryStep.tool(
+                call.name,
+                call.args or {},
+                result=requested.response(call.call_id),
+                call_id=call.call_id,
+                timestamp=record.end_ns / 1e9,
+                **meta,
+            )
+        )
+    return steps
+
+
+def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]]) -> list[TrajectoryStep]:
+    readings = [reading for _, reading in scope]
+    requested = _Requested(readings)
+    has_tool_spans = any(r.role is SpanRole.TOOL for r in readings)
+    agent_names = {_normal_name(r.name) for r in readings if r.role is SpanRole.AGENT}
+    steps: list[TrajectoryStep] = []
+    for record, reading in scope:
+        timestamp = record.start_ns / 1e9
+        if reading.role is SpanRole.TOOL:
+            steps.append(_tool_step(record, reading, requested))
+        elif reading.role is SpanRole.NODE:
+            steps.append(TrajectoryStep.node(reading.name, timestamp=timestamp, **_meta(record, reading)))
+        elif reading.role is SpanRole.CONDITIONAL:
+            steps.append(
+                TrajectoryStep.conditional(
+                    reading.name,
+                    reading.branch,
+                    value=reading.value,
+                    timestamp=timestamp,
+                    **_meta(record, reading),
+                )
+            )
+        elif reading.role in _RESPONDERS:
+            meta = _meta(record, reading)
+            calls = reading.requested_tool_calls
+            if calls:
+                meta["tool_calls"] = [{"name": c.name, "args": c.args, "call_id": c.call_id} for c in calls]
+            if reading.usage is not None:
+                meta["usage"] = reading.usage.model_dump()
+            role = reading.output_messages[-1].role if reading.output_messages else reading.name
+            if reading.role is SpanRole.MODEL:
+                meta["model"] = reading.name
+            steps.append(TrajectoryStep.message(role, _output_text(reading), timestamp=timestamp, **meta))
+            if not has_tool_spans:
+                steps.extend(_requested_steps(record, reading, requested, agent_names))
+    return steps
+
+
+def _last_text(messages: Sequence[ChatMessage], role: str) -> str | None:
+    for message in reversed(messages):
+        if message.role == role and message.has_text:
+            return message.text
+    return None
+
+
+def _user_input(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> str | None:
+    recorded = next((a.input for a in agents if a.input is not None), None)
+    if recorded is not None and (text := text_from(recorded, "user")) is not None:
+        return text
+    for reading in responders:
+        if reading.input_messages:
+            if (text := _last_text(reading.input_messages, "user")) is not None:
+                return text
+            break
+    return recorded if isinstance(recorded, str) else None
+
+
+def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> str | None:
+    agent = next((a for a in agents if a.output is not None), None)
+    if agent is not None:
+        if agent.output_is_final:
+            return agent.output if isinstance(agent.output, str) else str(agent.output)
+        text = text_from(agent.output, "assistant")
+        if text is not None and text.strip():
+            return text.strip()
+    for reading in reversed(responders):
+        if reading.role is SpanRole.MODEL:
+            text = _output_text(reading)
+            if text is not None and text.strip():
+                return text.strip()
+    return None if agent is None else str(agent.output)
+
+
+def _message_content(message: ChatMessage) -> MessageContent:
+    if not message.tool_calls and not message.tool_responses:
+        return MessageContent(role=message.role, content=message.text or "")
+    parts: list[dict[str, Any]] = []
+    if message.has_text:
+        parts.append({"type": "text", "text": message.text})
+    parts.extend(
+        {
+            "type": "tool_call",
+            "id": c.call_id,
+            "name": c.name,
+            "arguments": c.args if c.args is not None else c.raw_args,
+        }
+        for c in message.tool_calls
+    )
+    parts.extend(
+        {"type": "tool_call_response", "id": r.call_id, "response": r.response}
+        for r in message.tool_responses
+    )
+    return MessageContent(role=message.role, content=parts)
+
+
+def _messages(
+    responders: Sequence[SpanReading], user_input: str | None, final_response: str | None
+) -> list[MessageContent]:
+    for reading in reversed(responders):
+        if reading.input_messages or reading.output_messages:
+            return [_message_content(m) for m in (*reading.input_messages, *reading.output_messages)]
+    found = []
+    if user_input is not None:
+        found.append(MessageContent.user(user_input))
+    if final_response is not None:
+        found.append(MessageContent.assistant(final_response))
+    return found
+
+
+def _usage(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> TokenUsage:
+    total = TokenUsage()
+    counted = False
+    for reading in responders:
+        if reading.usage is not None:
+            total, counted = total + reading.usage, True
+    if not counted and agents and agents[0].usage is not None:
+        total = agents[0].usage
+    return total
+
+
+def _trajectory(scope: Sequence[_Span]) -> Trajectory:
+    read = [
+        (s.record, s.reading)
+        for s in scope
+        if s.reading is not None and s.reading.role is not SpanRole.IGNORED
+    ]
+    readings = [reading for _, reading in read]
+    agents = [r for r in readings if r.role is SpanRole.AGENT]
+    responders = [r for r in readings if r.role in _RESPONDERS]
+    user_input = _user_input(agents, responders)
+    final_response = _final_response(agents, responders)
+    trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
+    conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
+    return Trajectory(
+        steps=_steps(read),
+        trace_ids=trace_ids,
+        conversation_id=conversation,
+        agent_name=agents[0].name if agents else None,
+        user_input=user_input,
+        final_response=final_response,
+        messages=_messages(responders, user_input, final_response),
+        usage=_usage(agents, responders),
+        start_ns=min((s.record.start_ns for s in scope), default=None),
+        end_ns=max((s.record.end_ns for s in scope), default=None),
+    )
+
+
+# --- public API -------------------------------------------------------------------------------
+
+
+def trajectories_from_trace(records: Iterable[SpanRecord], *, split: bool = True) -> list[Trajectory]:
+    """The trajectories of one trace: one per outermost agent invocation when ``split`` (and
+    the trace has more than one), else one for the whole trace."""
+    ordered = _tree(records)
+    if not ordered:
+        return []
+    if split:
+        scopes = _invocations(ordered)
+        if len(scopes) > 1:
+            return [_trajectory(scope) for scope in scopes]
+    return [_trajectory(ordered)]
+
+
+def join_conversations(trajectories: Iterable[Trajectory]) -> list[Trajectory]:
+    """Join invocations that share a conversation id into one trajectory each (turns by start
+    time); invocations without one stay as they are. Ordered by start time."""
+    groups: dict[str, list[Trajectory]] = {}
+    alone: list[Trajectory] = []
+    for trajectory in trajectories:
+        if trajectory.conversation_id:
+            groups.setdefault(trajectory.conversation_id, []).append(trajectory)
+        else:
+            alone.append(trajectory)
+    joined = [Trajectory.join(sorted(turns, key=_start)) for turns in groups.values()]
+    return sorted([*joined, *alone], key=_start)
+
+
+def _start(trajectory: Trajectory) -> int:
+    return trajectory.start_ns if trajectory.start_ns is not None else 0
+
+
+def _check_grouping(group: str) -> None:
+    if group not in GROUPINGS:
+        raise ValueError(f"group must be one of {', '.join(GROUPINGS)}, got {group!r}")
+
+
+def build_trajectories(records: Iterable[SpanRecord], *, group: Grouping = "invocation") -> list[Trajectory]:
+    """Every trajectory in ``records`` (any number of traces, any order), by start time.
+
+    ``group``: ``"trace"`` (one per trace), ``"invocation"`` (one per agent invocation) or
+    ``"conversation"`` (invocations joined by conversation id).
+    """
+    _check_grouping(group)
+    traces: dict[str, list[SpanRecord]] = {}
+    for record in records:
+        traces.setdefault(record.trace_id, []).append(record)
+    found = [t for spans in traces.values() for t in trajectories_from_trace(spans, split=group != "trace")]
+    if group == "conversation":
+        return join_conversations(found)
+    return sorted(found, key=_start)
+
+
+@dataclass(slots=True)
+class _OpenTrace:
+    spans: list[SpanRecord] = field(default_factory=list)
+    has_root: bool = False
+
+
+class TraceAssembler:
+    """Groups a stream of spans into whole traces while holding only the traces still open.
+
+    A trace is complete once its root span has arrived and ``linger`` further spans of other
+    traces have passed without one of its own (stragglers from other services or batches still
+    join it). A trace without a root stays open until ``flush``, or until more than
+    ``max_open_traces`` are open, when the longest-quiet one is handed out as it is.
+    """
+
+    def __init__(self, *, linger: int = 1000, max_open_traces: int = 10_000) -> None:
+        if linger < 0 or max_open_traces < 1:
+            raise ValueError("linger must be >= 0 and max_open_traces >= 1")
+        self.linger = linger
+        self.max_open_traces = max_open_traces
+        self._rooted: OrderedDict[str, tuple[_OpenTrace, int]] = OrderedDict()
+        self._rootless: OrderedDict[str, tuple[_OpenTrace, int]] = OrderedDict()
+        self._seen = 0
+
+    @property
+    def open_traces(self) -> int:
+        """How many traces are being held."""
+        return len(self._rooted) + len(self._rootless)
+
+    def add(self, record: SpanRecord) -> list[list[SpanRecord]]:
+        """Take one span; returns the traces it completed (usually none)."""
+        self._seen += 1
+        trace_id = record.trace_id
+        entry = self._rooted.pop(trace_id, None) or self._rootless.pop(trace_id, None)
+        trace = entry[0] if entry else _OpenTrace()
+        trace.spans.append(record)
+        trace.has_root = trace.has_root or record.parent_id is None
+        (self._rooted if trace.has_root else self._rootless)[trace_id] = (trace, self._seen)
+        done = []
+        while self._rooted:
+            trace_id, (trace, last) = next(iter(self._rooted.items()))
+            if self._seen - last < self.linger:
+                break
+            del self._rooted[trace_id]
+            done.append(trace.spans)
+        while self.open_traces > self.max_open_traces and self._rootless:
+            _, (trace, _) = self._rootless.popitem(last=False)
+            done.append(trace.spans)
+        while self.open_traces > self.max_open_traces:
+            _, (trace, _) = self._rooted.popitem(last=False)
+            done.append(trace.spans)
+        return done
+
+    def flush(self) -> list[list[SpanRecord]]:
+        """Hand out every open trace (at the end of the stream)."""
+        done = [trace.spans for trace, _ in (*self._rooted.values(), *self._rootless.values())]
+        self._rooted.clear()
+        self._rootless.clear()
+        return done
+
+
+def iter_trajectories(
+    records: Iterable[SpanRecord], *, group: Grouping = "invocation", linger: int = 1000
+) -> Iterator[Trajectory]:
+    """Trajectories from a stream of spans, trace by trace as traces complete; memory stays
+    bounded by the open traces. With ``group="conversation"`` the (small) trajectories are held
+    until the stream ends so that every turn is joined."""
+    _check_grouping(group)
+    assembler = TraceAssembler(linger=linger)
+
+    def traces() -> Iterator[list[SpanRecord]]:
+        for record in records:
+            yield from assembler.add(record)
+        yield from assembler.flush()
+
+    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace"))
+    if group == "conversation":
+        yield from join_conversations(found)
+    else:
+        yield from found

@@ -1,0 +1,146 @@
+"""Reader for the OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``).
+
+Operations: ``invoke_agent`` / ``invoke_workflow`` (an agent run), ``chat`` /
+``generate_content`` / ``text_completion`` (a model call, with ``gen_ai.input.messages`` and
+``gen_ai.output.messages`` as attributes or on a ``gen_ai.client.inference.operation.details``
+event), ``execute_tool`` (``gen_ai.tool.*``), ``handoff``; the ``invoke_node`` proposal for graph
+nodes. Producers covered include pydantic-ai (``final_result``, ``pydantic_ai.all_messages``),
+Google ADK with semconv content capture, the OpenTelemetry openai instrumentation and newer
+OpenLLMetry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval_otel.tracing import attributes as attr
+from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
+from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
+from agenteval_otel.trajectory.conventions.values import (
+    as_arguments,
+    decode_result,
+    tool_definitions,
+)
+from agenteval_otel.trajectory.spans import SpanRecord
+from agenteval_otel.trajectory.usage import TokenUsage
+
+__all__ = ["read_genai"]
+
+NAME = "genai"
+
+_MODEL_OPERATIONS = frozenset({attr.OP_CHAT, attr.OP_GENERATE_CONTENT, attr.OP_TEXT_COMPLETION, "completion"})
+_AGENT_OPERATIONS = frozenset({attr.OP_INVOKE_AGENT, "invoke_workflow"})
+_OTHER_OPERATIONS = frozenset(
+    {"create_agent", "embeddings", "retrieval", "create_conversation", "image_generation"}
+)
+_HANDOFF_TOOLS = frozenset({"transfer_to_agent"})  # Google ADK's agent transfer
+_PHANTOM_TOOLS = frozenset({"(merged tools)", "(merged)"})  # Google ADK after parallel calls
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_WORKFLOW_NAME = "gen_ai.workflow.name"
+_TOOL_DEFINITIONS = "gen_ai.tool.definitions"
+_PYDANTIC_FINAL_RESULT = "final_result"
+_PYDANTIC_ALL_MESSAGES = "pydantic_ai.all_messages"
+_INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, "gen_ai.usage.prompt_tokens")
+_OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, "gen_ai.usage.completion_tokens")
+
+
+def _suffix(name: str, operation: str) -> str:
+    return name[len(operation) :].strip() if name.startswith(operation) else name
+
+
+def _messages(record: SpanRecord, key: str) -> tuple[ChatMessage, ...]:
+    found = parse_messages(record.attributes.get(key))
+    if found:
+        return found
+    for event in record.events:
+        if event.name == _DETAILS_EVENT and key in event.attributes:
+            return parse_messages(event.attributes[key])
+    return ()
+
+
+def _last_text(messages: tuple[ChatMessage, ...], role: str) -> str | None:
+    for message in reversed(messages):
+        if message.role == role and message.has_text:
+            return message.text
+    return None
+
+
+def _conversation(a: dict[str, Any]) -> str | None:
+    value = a.get(attr.GEN_AI_CONVERSATION_ID)
+    return None if value is None else str(value)
+
+
+def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
+    name = str(a.get(attr.GEN_AI_TOOL_NAME) or _suffix(record.name, attr.OP_EXECUTE_TOOL))
+    if name in _PHANTOM_TOOLS or record.name.endswith("(merged)"):
+        return SpanReading(SpanRole.IGNORED, name, NAME)
+    if name in _HANDOFF_TOOLS:
+        return SpanReading(SpanRole.HANDOFF, name, NAME)
+    args, raw = as_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS))
+    call_id = a.get(attr.GEN_AI_TOOL_CALL_ID)
+    return SpanReading(
+        SpanRole.TOOL,
+        name,
+        NAME,
+        args=args,
+        raw_args=raw,
+        result=decode_result(a.get(attr.GEN_AI_TOOL_CALL_RESULT)),
+        call_id=None if call_id is None else str(call_id),
+        error=record.error,
+        conversation_id=_conversation(a),
+    )
+
+
+def _read_agent(record: SpanRecord, a: dict[str, Any], operation: str) -> SpanReading:
+    inputs = _messages(record, attr.GEN_AI_INPUT_MESSAGES) or parse_messages(a.get(_PYDANTIC_ALL_MESSAGES))
+    outputs = _messages(record, attr.GEN_AI_OUTPUT_MESSAGES)
+    final = a.get(_PYDANTIC_FINAL_RESULT)
+    name = a.get(attr.GEN_AI_AGENT_NAME) or a.get(_WORKFLOW_NAME) or _suffix(record.name, operation)
+    return SpanReading(
+        SpanRole.AGENT,
+        str(name),
+        NAME,
+        input=_last_text(inputs, "user"),
+        output=final if final is not None else _last_text(outputs, "assistant"),
+        output_is_final=final is not None,
+        input_messages=inputs,
+        output_messages=outputs,
+        usage=TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS),
+        conversation_id=_conversation(a),
+    )
+
+
+def read_genai(record: SpanRecord) -> SpanReading | None:
+    """Read a span that follows the GenAI semantic conventions; ``None`` for any other."""
+    a = record.attributes
+    operation = a.get(attr.GEN_AI_OPERATION_NAME)
+    if not isinstance(operation, str):
+        return None
+    if operation == attr.OP_EXECUTE_TOOL:
+        return _read_tool(record, a)
+    if operation in _AGENT_OPERATIONS:
+        return _read_agent(record, a, operation)
+    if operation in _MODEL_OPERATIONS:
+        return SpanReading(
+            SpanRole.MODEL,
+            str(a.get(attr.GEN_AI_RESPONSE_MODEL) or a.get(attr.GEN_AI_REQUEST_MODEL) or record.name),
+            NAME,
+            input_messages=_messages(record, attr.GEN_AI_INPUT_MESSAGES),
+            output_messages=_messages(record, attr.GEN_AI_OUTPUT_MESSAGES),
+            usage=TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS),
+            tool_definitions=tool_definitions(a.get(_TOOL_DEFINITIONS)),
+            conversation_id=_conversation(a),
+        )
+    if operation == attr.OP_INVOKE_NODE:
+        return SpanReading(
+            SpanRole.NODE,
+            str(a.get(attr.GEN_AI_NODE_NAME) or _suffix(record.name, operation)),
+            NAME,
+            error=record.error,
+            conversation_id=_conversation(a),
+        )
+    if operation == "handoff":
+        return SpanReading(SpanRole.HANDOFF, record.name, NAME)
+    if operation in _OTHER_OPERATIONS:
+        return SpanReading(SpanRole.IGNORED, record.name, NAME)
+    return None

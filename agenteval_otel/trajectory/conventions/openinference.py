@@ -1,0 +1,184 @@
+"""Reader for the OpenInference semantic conventions (``openinference.span.kind``).
+
+Span kinds: ``AGENT`` (and a root ``CHAIN``) is an agent run with ``input.value`` /
+``output.value``; ``LLM`` is a model call with flattened ``llm.input_messages.N.message.*`` and
+``llm.output_messages.N.message.*`` (``tool_calls.M.tool_call.{id,function.name,
+function.arguments}``, ``contents.K.message_content.text``), legacy ``llm.prompts`` /
+``llm.choices`` and ``llm.token_count.*``; ``TOOL`` is a tool call with ``tool.name``,
+``tool.id``, ``input.value`` (the arguments) and ``output.value`` (the result). A ``TOOL`` span
+named ``handoff to X`` without ``tool.name`` is an agent handoff (OpenAI Agents SDK).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval_otel.trajectory.conventions.genai_messages import requested_call
+from agenteval_otel.trajectory.conventions.reading import (
+    ChatMessage,
+    SpanReading,
+    SpanRole,
+    ToolDefinition,
+    ToolResponse,
+)
+from agenteval_otel.trajectory.conventions.values import (
+    as_arguments,
+    content_text,
+    decode_result,
+    flattened_list,
+    normalize_role,
+    tool_definition,
+    tool_message,
+)
+from agenteval_otel.trajectory.spans import SpanRecord
+from agenteval_otel.trajectory.usage import TokenUsage
+
+__all__ = ["read_openinference"]
+
+NAME = "openinference"
+
+SPAN_KIND = "openinference.span.kind"
+INPUT_VALUE = "input.value"
+OUTPUT_VALUE = "output.value"
+TOOL_NAME = "tool.name"
+TOOL_ID = "tool.id"
+TOOL_PARAMETERS = "tool.parameters"
+TOOL_JSON_SCHEMA = "tool.json_schema"
+LLM_TOOLS = "llm.tools"
+AGENT_NAME = "agent.name"
+SESSION_ID = "session.id"
+LLM_MODEL_NAME = "llm.model_name"
+LLM_INPUT_MESSAGES = "llm.input_messages"
+LLM_OUTPUT_MESSAGES = "llm.output_messages"
+LLM_PROMPTS = "llm.prompts"
+LLM_CHOICES = "llm.choices"
+_INPUT_TOKENS = ("llm.token_count.prompt",)
+_OUTPUT_TOKENS = ("llm.token_count.completion",)
+_IGNORED_KINDS = frozenset(
+    {"RETRIEVER", "RERANKER", "EMBEDDING", "GUARDRAIL", "EVALUATOR", "PROMPT", "CHAIN", "UNKNOWN"}
+)
+
+
+def _message(item: dict[str, Any]) -> ChatMessage:
+    role = normalize_role(item.get("message.role"))
+    text = item.get("message.content")
+    if text is None:
+        parts = flattened_list(item, "message.contents")
+        texts = [
+            str(p["message_content.text"]) for p in parts if isinstance(p.get("message_content.text"), str)
+        ]
+        text = "\n".join(texts) if texts else None
+    calls = [
+        requested_call(
+            call.get("tool_call.function.name"),
+            call.get("tool_call.function.arguments"),
+            call.get("tool_call.id"),
+        )
+        for call in flattened_list(item, "message.tool_calls")
+    ]
+    if item.get("message.function_call_name"):
+        calls.append(
+            requested_call(
+                item["message.function_call_name"], item.get("message.function_call_arguments_json"), None
+            )
+        )
+    responses: tuple[ToolResponse, ...] = ()
+    if role == "tool" and item.get("message.tool_call_id") is not None:
+        responses = (
+            ToolResponse(str(item["message.tool_call_id"]), decode_result(text), item.get("message.name")),
+        )
+        text = None
+    return ChatMessage(role, content_text(text), tuple(calls), responses)
+
+
+def _messages(
+    a: dict[str, Any], prefix: str, legacy: str, legacy_key: str, role: str
+) -> tuple[ChatMessage, ...]:
+    found = tuple(_message(item) for item in flattened_list(a, prefix))
+    if found:
+        return found
+    return tuple(
+        ChatMessage(role, str(item[legacy_key]))
+        for item in flattened_list(a, legacy)
+        if item.get(legacy_key) is not None
+    )
+
+
+def _offered_tools(a: dict[str, Any]) -> tuple[ToolDefinition, ...]:
+    found = (
+        tool_definition(item.get(TOOL_JSON_SCHEMA) or item.get(TOOL_PARAMETERS), item.get(TOOL_NAME))
+        for item in flattened_list(a, LLM_TOOLS)
+    )
+    return tuple(definition for definition in found if definition is not None)
+
+
+def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
+    name = a.get(TOOL_NAME)
+    if not name and record.name.startswith("handoff to "):
+        return SpanReading(SpanRole.HANDOFF, record.name, NAME)
+    args, raw = as_arguments(a.get(INPUT_VALUE))
+    result: Any = decode_result(a.get(OUTPUT_VALUE))
+    call_id = a.get(TOOL_ID)
+    error = record.error
+    if (message := tool_message(result)) is not None:
+        result, message_call_id, status = message
+        call_id = call_id or message_call_id
+        if status == "error" and error is None:
+            error = str(result)
+    return SpanReading(
+        SpanRole.TOOL,
+        str(name or record.name),
+        NAME,
+        args=args,
+        raw_args=raw,
+        result=result,
+        call_id=None if call_id is None else str(call_id),
+        error=error,
+        tool_definitions=tuple(
+            d
+            for d in (
+                tool_definition(a.get(TOOL_PARAMETERS) or a.get(TOOL_JSON_SCHEMA), name or record.name),
+            )
+            if d is not None
+        ),
+        conversation_id=_session(a),
+    )
+
+
+def _session(a: dict[str, Any]) -> str | None:
+    value = a.get(SESSION_ID)
+    return None if value is None else str(value)
+
+
+def read_openinference(record: SpanRecord) -> SpanReading | None:
+    """Read a span that follows the OpenInference conventions; ``None`` for any other."""
+    a = record.attributes
+    kind = a.get(SPAN_KIND)
+    if not isinstance(kind, str):
+        return None
+    kind = kind.upper()
+    if kind == "TOOL":
+        return _read_tool(record, a)
+    if kind == "LLM":
+        return SpanReading(
+            SpanRole.MODEL,
+            str(a.get(LLM_MODEL_NAME) or record.name),
+            NAME,
+            input_messages=_messages(a, LLM_INPUT_MESSAGES, LLM_PROMPTS, "prompt.text", "user"),
+            output_messages=_messages(a, LLM_OUTPUT_MESSAGES, LLM_CHOICES, "completion.text", "assistant"),
+            usage=TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS),
+            tool_definitions=_offered_tools(a),
+            conversation_id=_session(a),
+        )
+    if kind == "AGENT" or (kind == "CHAIN" and record.parent_id is None):
+        return SpanReading(
+            SpanRole.AGENT,
+            str(a.get(AGENT_NAME) or record.name),
+            NAME,
+            input=a.get(INPUT_VALUE),
+            output=a.get(OUTPUT_VALUE),
+            conversation_id=_session(a),
+        )
+    if kind in _IGNORED_KINDS:
+        return SpanReading(SpanRole.IGNORED, record.name, NAME)
+    return None

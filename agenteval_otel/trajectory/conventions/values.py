@@ -1,0 +1,248 @@
+"""Decoding recorded values: JSON strings, tool arguments, and the text inside agent inputs and
+outputs, whichever way a producer wrote them.
+
+>>> as_arguments('{"city": "Paris"}')
+({'city': 'Paris'}, None)
+>>> as_arguments("Paris")
+(None, 'Paris')
+>>> text_from({"messages": [{"type": "human", "data": {"content": "Hi"}}]}, "user")
+'Hi'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from agenteval_otel.trajectory.conventions.reading import ToolDefinition
+
+__all__ = [
+    "as_arguments",
+    "content_text",
+    "decode_json",
+    "decode_result",
+    "flattened_list",
+    "normalize_role",
+    "text_from",
+    "tool_definition",
+    "tool_definitions",
+    "tool_message",
+]
+
+_ROLES = {
+    "human": "user",
+    "humanmessage": "user",
+    "user": "user",
+    "ai": "assistant",
+    "aimessage": "assistant",
+    "assistant": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "systemmessage": "system",
+    "developer": "system",
+    "tool": "tool",
+    "toolmessage": "tool",
+    "function": "tool",
+}
+_INPUT_KEYS = ("input", "user_input", "prompt", "query", "question", "request", "message", "text")
+_OUTPUT_KEYS = (
+    "final_response",
+    "final_answer",
+    "final_output",
+    "output",
+    "answer",
+    "response",
+    "result",
+    "text",
+    "content",
+)
+_MAX_DEPTH = 4
+
+
+def decode_json(value: Any) -> Any:
+    """``value`` parsed when it is a string holding a JSON object or array; else unchanged."""
+    if isinstance(value, (str, bytes)):
+        text = value.strip()
+        if text[:1] in ("{", "[", b"{", b"["):
+            try:
+                return orjson.loads(text)
+            except orjson.JSONDecodeError:
+                return value
+    return value
+
+
+def decode_result(value: Any) -> Any:
+    """A tool result: a string holding any JSON value is parsed (``'64.4'`` → ``64.4``)."""
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def as_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
+    """Tool arguments as ``(args, raw)``: a JSON object (string or map) gives ``(dict, None)``;
+    anything else that was recorded (a bare string, a number, a list) gives ``(None, value)``."""
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, Mapping):
+        return dict(value), None
+    decoded = decode_result(value) if isinstance(value, str) else value
+    if isinstance(decoded, Mapping):
+        return dict(decoded), None
+    return None, decoded
+
+
+def normalize_role(role: Any) -> str:
+    """A message role in the GenAI vocabulary: ``user``, ``assistant``, ``system`` or ``tool``."""
+    text = str(role or "").lower()
+    return _ROLES.get(text, text or "unknown")
+
+
+def content_text(content: Any) -> str | None:
+    """The text of a message content: a string, or the text parts of a list of parts."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        for key in ("text", "content"):
+            if isinstance(content.get(key), str):
+                return str(content[key])
+        return None
+    if isinstance(content, Sequence):
+        texts = [text for part in content if (text := _part_text(part))]
+        return "\n".join(texts) if texts else None
+    return str(content)
+
+
+def _part_text(part: Any) -> str | None:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, Mapping) and part.get("type", "text") in ("text", "input_text", "output_text"):
+        for key in ("text", "content"):
+            if isinstance(part.get(key), str):
+                return str(part[key])
+    return None
+
+
+def _message_fields(message: Any) -> tuple[str, Any] | None:
+    """(role, content) of a message in OpenAI, GenAI-parts or LangChain (dumped or serialised) form."""
+    if not isinstance(message, Mapping):
+        return None
+    if "kwargs" in message and isinstance(message.get("id"), list):  # LangChain lc serialisation
+        kwargs = message["kwargs"] if isinstance(message["kwargs"], Mapping) else {}
+        return normalize_role(message["id"][-1]), kwargs.get("content")
+    if "data" in message and isinstance(message["data"], Mapping):  # LangChain message_to_dict
+        return normalize_role(message.get("type")), message["data"].get("content")
+    role = message.get("role") or message.get("type")
+    if "parts" in message:
+        return normalize_role(role), message["parts"]
+    return normalize_role(role), message.get("content")
+
+
+def _last_message_text(messages: Sequence[Any], role: str) -> str | None:
+    for message in reversed(messages):
+        fields = _message_fields(message)
+        if fields and fields[0] == role:
+            text = content_text(fields[1])
+            if text and text.strip():
+                return text
+    return None
+
+
+def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
+    """The text a user sent (``role="user"``) or an agent answered (``role="assistant"``),
+    dug out of a recorded input or output: plain text, a JSON object with a well-known key
+    (``input``, ``query``, ``final_answer``, ``output`` ...), or a list of chat messages.
+    ``None`` when no such text is found."""
+    if _depth > _MAX_DEPTH or value is None:
+        return None
+    decoded = decode_json(value)
+    if isinstance(decoded, str):
+        return decoded
+    if isinstance(decoded, Mapping):
+        messages = decoded.get("messages")
+        if isinstance(messages, list) and messages:
+            flat = messages[0] if isinstance(messages[0], list) else messages
+            if (text := _last_message_text(flat, role)) is not None:
+                return text
+        fields = _message_fields(decoded)
+        if fields and fields[0] == role and (text := content_text(fields[1])) is not None:
+            return text
+        for key in _INPUT_KEYS if role == "user" else _OUTPUT_KEYS:
+            if key in decoded and (text := text_from(decoded[key], role, _depth + 1)) is not None:
+                return text
+        return None
+    if isinstance(decoded, list) and decoded and all(isinstance(m, Mapping) for m in decoded):
+        return _last_message_text(decoded, role)
+    return None
+
+
+def flattened_list(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """A list flattened into indexed keys, back as a list of ``{suffix: value}`` dicts.
+
+    >>> flattened_list({"m.0.role": "user", "m.1.role": "tool", "m.1.id": "c1"}, "m")
+    [{'role': 'user'}, {'role': 'tool', 'id': 'c1'}]
+    """
+    head = prefix + "."
+    items: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(head):
+            continue
+        index, _, suffix = key[len(head) :].partition(".")
+        if index.isdigit() and suffix:
+            items.setdefault(int(index), {})[suffix] = value
+    return [items[index] for index in sorted(items)]
+
+
+def tool_message(value: Any) -> tuple[Any, str | None, str | None] | None:
+    """``(content, tool_call_id, status)`` when ``value`` is a dumped LangChain ``ToolMessage``
+    (``{"type": "tool", "data": {...}}`` or its ``lc`` serialisation); ``None`` otherwise."""
+    decoded = decode_json(value)
+    if not isinstance(decoded, Mapping):
+        return None
+    body: Any = None
+    if decoded.get("type") == "tool" and isinstance(decoded.get("data"), Mapping):
+        body = decoded["data"]
+    elif isinstance(decoded.get("id"), list) and decoded["id"][-1:] == ["ToolMessage"]:
+        body = decoded.get("kwargs")
+    if not isinstance(body, Mapping):
+        return None
+    call_id = body.get("tool_call_id")
+    status = body.get("status")
+    return (
+        decode_result(body.get("content")),
+        None if call_id is None else str(call_id),
+        None if status is None else str(status),
+    )
+
+
+def tool_definition(value: Any, name: Any = None) -> ToolDefinition | None:
+    """A tool definition from a JSON schema in any of the usual wrappings: OpenAI's
+    ``{"type": "function", "function": {"name", "parameters"}}``, the GenAI ``{"name",
+    "parameters"}``, or a bare parameters schema (then ``name`` names the tool)."""
+    decoded = decode_json(value)
+    if not isinstance(decoded, Mapping):
+        return None
+    if isinstance(decoded.get("function"), Mapping):
+        decoded = decoded["function"]
+    schema = decoded.get("parameters", decoded.get("input_schema", decoded))
+    schema = decode_json(schema)
+    tool_name = decoded.get("name") or name
+    if not tool_name or not isinstance(schema, Mapping):
+        return None
+    properties = schema.get("properties")
+    parameters = tuple(str(key) for key in properties) if isinstance(properties, Mapping) else ()
+    return ToolDefinition(str(tool_name), parameters)
+
+
+def tool_definitions(value: Any) -> tuple[ToolDefinition, ...]:
+    """The tool definitions of a JSON list attribute such as ``gen_ai.tool.definitions``."""
+    decoded = decode_json(value)
+    if not isinstance(decoded, list):
+        return ()
+    return tuple(d for item in decoded if (d := tool_definition(item)) is not None)

@@ -1,0 +1,245 @@
+"""``SpanRecord``: one finished span, whatever produced or stored it.
+
+Every trace source (the SDK, OTLP/JSON and protobuf files, Jaeger) turns its spans into
+``SpanRecord``s; nothing downstream knows where a span came from. Ids are lower-case hex
+(trace 32, span 16), times are nanoseconds since the epoch, and attribute values are plain
+Python values (str, bool, int, float, bytes, lists and dicts), JSON strings left as they are.
+
+>>> record = SpanRecord(trace_id="0af7651916cd43dd8448eb211c80319c", span_id="b7ad6b7169203331",
+...                     parent_id=None, name="invoke_agent weather", start_ns=1, end_ns=5)
+>>> record.is_root, record.duration_ns
+(True, 4)
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+
+__all__ = [
+    "SpanEvent",
+    "SpanLink",
+    "SpanRecord",
+    "SpanStatus",
+    "normalize_span_id",
+    "normalize_trace_id",
+    "plain_value",
+]
+
+logger = logging.getLogger(__name__)
+logger.addHandler(logging.NullHandler())
+
+SPAN_KINDS = ("unspecified", "internal", "server", "client", "producer", "consumer")
+"""The span kinds, in the order of their OTLP enum values."""
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    """A timestamped event recorded on a span (an exception, a log line, a GenAI event)."""
+
+    name: str
+    time_ns: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanLink:
+    """A link from a span to another span, possibly in another trace."""
+
+    trace_id: str
+    span_id: str
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanStatus:
+    """A span's status: ``code`` is ``"unset"``, ``"ok"`` or ``"error"``."""
+
+    code: str = "unset"
+    description: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the span ended in error."""
+        return self.code == "error"
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """An immutable, source-neutral view of one finished span.
+
+    ``kind`` is one of ``unspecified, internal, server, client, producer, consumer``.
+    ``attributes`` and ``resource`` are plain dicts that must not be mutated.
+    """
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str = "internal"
+    start_ns: int = 0
+    end_ns: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    status: SpanStatus = SpanStatus()
+    resource: dict[str, Any] = field(default_factory=dict)
+    scope_name: str | None = None
+    scope_version: str | None = None
+    links: tuple[SpanLink, ...] = ()
+
+    @property
+    def is_root(self) -> bool:
+        """Whether the span has no parent."""
+        return self.parent_id is None
+
+    @property
+    def duration_ns(self) -> int:
+        """End minus start, never negative."""
+        return max(0, self.end_ns - self.start_ns)
+
+    @property
+    def error(self) -> str | None:
+        """Why the span failed (status description or exception message); ``None`` if it did not."""
+        if not self.status.is_error:
+            return None
+        if self.status.description:
+            return self.status.description
+        for event in self.events:
+            if event.name == "exception":
+                message = event.attributes.get("exception.message")
+                kind = event.attributes.get("exception.type")
+                if message or kind:
+                    return ": ".join(str(part) for part in (kind, message) if part)
+        return "error"
+
+    @property
+    def service_name(self) -> str | None:
+        """The ``service.name`` resource attribute, if any."""
+        value = self.resource.get("service.name")
+        return None if value is None else str(value)
+
+    @classmethod
+    def from_readable_span(cls, span: ReadableSpan) -> SpanRecord:
+        """Build a record from a finished OpenTelemetry SDK span."""
+        context = span.get_span_context()
+        if context is None:
+            raise ValueError(f"span {span.name!r} has no span context")
+        parent = span.parent
+        scope = span.instrumentation_scope
+        status = span.status
+        return cls(
+            trace_id=format(context.trace_id, "032x"),
+            span_id=format(context.span_id, "016x"),
+            parent_id=format(parent.span_id, "016x") if parent and parent.span_id else None,
+            name=span.name,
+            kind=span.kind.name.lower(),
+            start_ns=span.start_time or 0,
+            end_ns=span.end_time or span.start_time or 0,
+            attributes=plain_attributes(span.attributes),
+            events=tuple(
+                SpanEvent(event.name, event.timestamp or 0, plain_attributes(event.attributes))
+                for event in span.events
+            ),
+            status=SpanStatus(status.status_code.name.lower(), status.description),
+            resource=plain_attributes(span.resource.attributes if span.resource else None),
+            scope_name=scope.name if scope else None,
+            scope_version=scope.version if scope else None,
+            links=tuple(
+                SpanLink(
+                    format(link.context.trace_id, "032x"),
+                    format(link.context.span_id, "016x"),
+                    plain_attributes(link.attributes),
+                )
+                for link in span.links
+            ),
+        )
+
+
+def plain_value(value: Any) -> Any:
+    """An attribute value as a plain Python value: sequences become lists."""
+    if isinstance(value, (str, bytes, bool, int, float)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): plain_value(item) for key, item in value.items()}
+    if isinstance(value, Sequence):
+        return [plain_value(item) for item in value]
+    return value
+
+
+def plain_attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A plain dict copy of an attribute mapping."""
+    if not attributes:
+        return {}
+    return {str(key): plain_value(value) for key, value in attributes.items()}
+
+
+def _normalize_id(value: str | bytes | None, size: int) -> str | None:
+    """Lower-case hex of ``size`` bytes from hex (any case, short ids zero-padded) or base64.
+
+    Returns ``None`` for an absent or all-zero id; raises ``ValueError`` for anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        if len(value) not in (0, size):
+            raise ValueError(f"expected a {size}-byte id, got {len(value)} bytes")
+        hexed = value.hex()
+    else:
+        text = value.strip()
+        width = size * 2
+        if not text:
+            return None
+        if _HEX.fullmatch(text) and len(text) in (16, 32) and len(text) <= width:
+            hexed = text.lower().zfill(width)
+        else:
+            hexed = _base64_id(text, size) or _short_hex_id(text, width)
+    if not hexed.strip("0"):
+        return None
+    return hexed
+
+
+def _base64_id(text: str, size: int) -> str | None:
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        except (binascii.Error, ValueError):
+            return None
+    return raw.hex() if len(raw) == size else None
+
+
+def _short_hex_id(text: str, width: int) -> str:
+    if _HEX.fullmatch(text) and len(text) <= width:
+        return text.lower().zfill(width)
+    raise ValueError(f"expected a hex or base64 id of {width // 2} bytes, got {text!r}")
+
+
+def normalize_trace_id(value: str | bytes | None) -> str | None:
+    """A trace id as 32 lower-case hex digits (``None`` when absent or all zeros).
+
+    >>> normalize_trace_id("5B8EFFF798038103D269B633813FC60C")
+    '5b8efff798038103d269b633813fc60c'
+    >>> normalize_trace_id("2be38093ead7a083")
+    '00000000000000002be38093ead7a083'
+    """
+    return _normalize_id(value, 16)
+
+
+def normalize_span_id(value: str | bytes | None) -> str | None:
+    """A span id as 16 lower-case hex digits (``None`` when absent or all zeros).
+
+    >>> normalize_span_id("7uGbfsPBsXQ=")
+    'eee19b7ec3c1b174'
+    """
+    return _normalize_id(value, 8)

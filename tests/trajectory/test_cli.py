@@ -1,0 +1,68 @@
+"""``agenteval trajectory``: JSON for programs, tables for people, exit code 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agenteval_otel.cli import EXIT_BAD_INPUT, EXIT_OK, main
+
+GENERATED = "traces/generated"
+
+
+def test_json_output_has_the_documented_shape(shared_data: Path, capsys) -> None:
+    path = shared_data / GENERATED / "langgraph_openinference" / "run5_fanout_two_parallel_nodes.otlp.json"
+    assert main(["trajectory", str(path), "--format", "json"]) == EXIT_OK
+    (trajectory,) = json.loads(capsys.readouterr().out)
+    assert set(trajectory) == {
+        "trace_ids",
+        "conversation_id",
+        "steps",
+        "tool_calls",
+        "node_order",
+        "user_input",
+        "final_response",
+    }
+    assert all(
+        set(step) == {"step_type", "name", "args", "result", "timestamp"} for step in trajectory["steps"]
+    )
+    conditional = next(s for s in trajectory["steps"] if s["step_type"] == "conditional")
+    assert (conditional["name"], conditional["result"]) == (
+        "pick_sources",
+        ["fetch_current", "fetch_forecast"],
+    )
+    assert set(trajectory["tool_calls"][0]) == {"name", "args", "result", "call_id"}
+    assert trajectory["node_order"] == ["plan", "fetch_current", "fetch_forecast", "merge"]
+    assert trajectory["final_response"] == "Paris: Now: 18.0 C; Tomorrow: sunny"
+
+
+def test_group_conversation_joins_the_turns(shared_data: Path, capsys) -> None:
+    path = shared_data / GENERATED / "google_adk_semconv_content" / "run3_multi_turn.otlp.json"
+    assert main(["trajectory", str(path), "--format", "json", "--group", "conversation"]) == EXIT_OK
+    (conversation,) = json.loads(capsys.readouterr().out)
+    assert len(conversation["trace_ids"]) == 2 and conversation["conversation_id"]
+    assert main(["trajectory", str(path), "--format", "json", "--group", "trace"]) == EXIT_OK
+    assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+def test_table_output_is_for_people(shared_data: Path, capsys) -> None:
+    path = shared_data / GENERATED / "openinference" / "run2_parallel_calls.otlp.json"
+    assert main(["trajectory", str(path)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "get_weather" in out and "London is 12.5 C and Tokyo is 22.0 C." in out
+
+
+def test_corrupt_lines_are_reported_on_stderr(shared_data: Path, tmp_path: Path, capsys) -> None:
+    source = shared_data / GENERATED / "otel_v2_latest" / "run1_sequential_two_tools.otlp.json"
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(json.loads(source.read_text())) + "\n{broken\n")
+    assert main(["trajectory", str(path), "--format", "json"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert len(json.loads(captured.out)) == 1
+    assert "skipped 1 unreadable line(s): 2" in captured.err
+
+
+def test_a_file_that_is_not_a_trace_exits_2(shared_data: Path, capsys) -> None:
+    path = shared_data / GENERATED / "pydantic_ai" / "run1_sequential_two_tools.ground_truth.json"
+    assert main(["trajectory", str(path)]) == EXIT_BAD_INPUT
+    assert str(path) in capsys.readouterr().err
