@@ -34,6 +34,19 @@ from agenteval_otel.evaluation import (
     UserSimulatorConfig,
 )
 from agenteval_otel.trajectory import StepType, TrajectoryStep
+from agenteval_otel.tracing import (
+    ContentPolicy,
+    ContextThreadPoolExecutor,
+    TracingHandle,
+    agent,
+    conditional,
+    configure,
+    conversation,
+    message,
+    node,
+    tool,
+    trace_step,
+)
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
@@ -45,6 +58,8 @@ __all__ = [
     "ArgMatch",
     "ArgRule",
     "ConfigError",
+    "ContentPolicy",
+    "ContextThreadPoolExecutor",
     "ConversationScenario",
     "CriterionConfig",
     "CriterionResult",
@@ -72,6 +87,15 @@ __all__ = [
     "ToolCallCheck",
     "TrajectoryStep",
     "TraceReadError",
+    "TracingHandle",
     "UserSimulatorConfig",
     "__version__",
+    "agent",
+    "conditional",
+    "configure",
+    "conversation",
+    "message",
+    "node",
+    "tool",
+    "trace_step",
 ]

@@ -1,0 +1,418 @@
+"""The five kinds of step and what each records: span name, fixed attributes, inputs, result.
+
+A ``Step`` is built once per decorated function (or per ``trace_step`` block) with everything
+that does not change between calls: the span name, the fixed attributes and the argument-binding
+plan. A call starts the span and, only when it is recording, gathers the fixed attributes and
+those that depend on the call into one dict, set in a single ``set_attributes`` call when the
+step ends (each attribute call on an SDK span has a fixed cost; one call is the cheapest).
+Samplers see the span name, which carries the operation and the step's name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+import orjson
+from opentelemetry import context as otel_context
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
+from opentelemetry.util.types import AttributeValue
+
+from agenteval_otel.tracing import attributes as attr
+from agenteval_otel.tracing._binding import ArgumentBinder
+from agenteval_otel.tracing._messages import read_message, text_messages_json
+from agenteval_otel.tracing._tracer import current_tracer
+from agenteval_otel.tracing.content import ContentPolicy, active_policy
+from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+
+__all__ = ["AgentStep", "ConditionalStep", "MessageStep", "NodeStep", "Step", "ToolStep", "keyword_binder"]
+
+_logger = logging.getLogger(__name__)
+_logger.addHandler(logging.NullHandler())
+
+_set_value = otel_context.set_value
+_set_span = set_span_in_context
+_PRIMITIVES: Final = (str, bool, int, float)
+_ABSENT: Final = object()
+
+
+def _keywords(**values: Any) -> None:
+    """The signature of ``trace_step`` blocks: their values arrive as keyword arguments."""
+
+
+keyword_binder: Final = ArgumentBinder(_keywords)
+
+
+class Step:
+    """What one decorated function or one ``trace_step`` block records; built once, used per call."""
+
+    step_type: ClassVar[str]
+    structural_result: ClassVar[bool] = False
+    """Whether the result carries more than content (then it is read with capture off too)."""
+    __slots__ = ("_reported", "attributes", "binder", "name", "span_name")
+
+    def __init__(
+        self, name: str, span_name: str, attributes: dict[str, AttributeValue], binder: ArgumentBinder
+    ) -> None:
+        self.name = name
+        self.span_name = span_name
+        self.attributes = {attr.STEP_TYPE: self.step_type, **attributes}
+        self.binder = binder
+        self._reported: set[str] = set()
+
+    def begin(
+        self, parent: otel_context.Context, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> tuple[Span, dict[str, Any] | None, otel_context.Context] | None:
+        """Start the span under ``parent``: ``(span, pending attributes, context to run in)``.
+
+        ``pending`` is ``None`` when the span is not recording: then nothing is serialised.
+        ``None`` when instrumentation is suppressed or the span could not be started.
+        """
+        try:
+            if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
+                return None
+            span = current_tracer().start_span(self.span_name, parent)
+            recording = span.is_recording()
+        except Exception:
+            self.report("starting the span")
+            return None
+        if not recording:
+            return span, None, _set_span(span, parent)
+        pending = self.attributes.copy()
+        try:
+            context = self.open(span, parent, pending, active_policy(), args, kwargs)
+        except Exception:
+            self.report("recording the inputs")
+            context = parent
+        return span, pending, _set_span(span, context)
+
+    def end(self, span: Span, pending: dict[str, Any] | None, result: Any) -> None:
+        """Set the attributes (the result's included) in one call and end the span."""
+        if pending is not None:
+            policy = active_policy()
+            if policy.capture or self.structural_result:
+                try:
+                    self.add_result(pending, policy, result)
+                except Exception:
+                    self.report("recording the result")
+            try:
+                span.set_attributes(pending)
+            except Exception:
+                self.report("setting attributes")
+        try:
+            span.end()
+        except Exception:  # a span processor that raises must not reach the user's code
+            self.report("ending the span")
+
+    def fail(self, span: Span, pending: dict[str, Any] | None, error: BaseException) -> None:
+        """End the span with the user's ``error``: ``error.type``, ERROR status, an exception event."""
+        if pending is not None:
+            pending[attr.ERROR_TYPE] = type(error).__qualname__
+            try:
+                span.set_attributes(pending)
+            except Exception:
+                self.report("setting attributes")
+            try:
+                span.set_status(Status(StatusCode.ERROR, _description(error)))
+                span.record_exception(error)
+            except Exception:  # e.g. an exception whose __str__ raises
+                self.report("recording the error")
+        try:
+            span.end()
+        except Exception:
+            self.report("ending the span")
+
+    def open(
+        self,
+        span: Span,
+        parent: otel_context.Context,
+        pending: dict[str, Any],
+        policy: ContentPolicy,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> otel_context.Context:
+        """Add the call's attributes to ``pending``; return the context the step runs in."""
+        return parent
+
+    def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
+        """Add the attributes that depend on the step's result to ``pending``.
+
+        Called when content capture is on, and with it off too for a ``structural_result``.
+        """
+
+    def report(self, what: str) -> None:
+        """Log a failure of ours once per step at WARNING (then at DEBUG); the user's call goes on."""
+        level = logging.DEBUG if what in self._reported else logging.WARNING
+        self._reported.add(what)
+        _logger.log(
+            level, "%s step %r: %s failed; the call is unaffected", self.step_type, self.name, what, exc_info=True
+        )
+
+
+def _description(error: BaseException) -> str:
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception:
+        return type(error).__name__
+
+
+def _input(binder: ArgumentBinder, input_arg: str | None, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+    """The named argument, else the only argument, else all arguments by name (``_ABSENT`` if none)."""
+    if input_arg is not None:
+        value = binder.value(input_arg, args, kwargs)
+        return _ABSENT if value is None else value
+    bound = binder.bind(args, kwargs)
+    if not bound:
+        return _ABSENT
+    if len(bound) == 1:
+        return next(iter(bound.values()))
+    return bound
+
+
+class AgentStep(Step):
+    """``invoke_agent {name}``: the user input, the final response, the conversation id."""
+
+    step_type = attr.STEP_AGENT
+    __slots__ = ("conversation_id_arg", "input_arg")
+
+    def __init__(
+        self,
+        name: str,
+        binder: ArgumentBinder,
+        *,
+        conversation_id_arg: str | None = None,
+        input_arg: str | None = None,
+        description: str | None = None,
+    ) -> None:
+        static: dict[str, AttributeValue] = {
+            attr.GEN_AI_OPERATION_NAME: attr.OP_INVOKE_AGENT,
+            attr.GEN_AI_AGENT_NAME: name,
+        }
+        if description:
+            static[attr.GEN_AI_AGENT_DESCRIPTION] = description
+        super().__init__(name, f"{attr.OP_INVOKE_AGENT} {name}", static, binder)
+        self.conversation_id_arg = conversation_id_arg
+        self.input_arg = input_arg
+
+    def open(
+        self,
+        span: Span,
+        parent: otel_context.Context,
+        pending: dict[str, Any],
+        policy: ContentPolicy,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> otel_context.Context:
+        context = parent
+        conversation = parent.get(CONVERSATION_KEY)
+        if self.conversation_id_arg is not None:
+            value = self.binder.value(self.conversation_id_arg, args, kwargs)
+            if value is not None:
+                conversation = str(value)
+                context = _set_value(CONVERSATION_KEY, conversation, parent)
+        if conversation is not None:
+            pending[attr.GEN_AI_CONVERSATION_ID] = conversation
+        if policy.capture:
+            value = _input(self.binder, self.input_arg, args, kwargs)
+            if value is not _ABSENT:
+                text = policy.text(value)
+                pending[attr.AGENT_INPUT] = text
+                if type(value) is str:
+                    pending[attr.GEN_AI_INPUT_MESSAGES] = text_messages_json("user", text)
+        return context
+
+    def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
+        if result is None:
+            return
+        text = policy.text(result)
+        pending[attr.AGENT_OUTPUT] = text
+        if type(result) is str:
+            pending[attr.GEN_AI_OUTPUT_MESSAGES] = text_messages_json("assistant", text, "stop")
+
+
+class ToolStep(Step):
+    """``execute_tool {name}``: the call id, the arguments by name, the result (JSON)."""
+
+    step_type = attr.STEP_TOOL
+    __slots__ = ("call_id_arg",)
+
+    def __init__(
+        self,
+        name: str,
+        binder: ArgumentBinder,
+        *,
+        call_id_arg: str | None = None,
+        description: str | None = None,
+        tool_type: str | None = None,
+    ) -> None:
+        static: dict[str, AttributeValue] = {
+            attr.GEN_AI_OPERATION_NAME: attr.OP_EXECUTE_TOOL,
+            attr.GEN_AI_TOOL_NAME: name,
+        }
+        if description:
+            static[attr.GEN_AI_TOOL_DESCRIPTION] = description
+        if tool_type:
+            static[attr.GEN_AI_TOOL_TYPE] = tool_type
+        super().__init__(name, f"{attr.OP_EXECUTE_TOOL} {name}", static, binder)
+        self.call_id_arg = call_id_arg
+
+    def open(
+        self,
+        span: Span,
+        parent: otel_context.Context,
+        pending: dict[str, Any],
+        policy: ContentPolicy,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> otel_context.Context:
+        context = parent
+        call_id = parent.get(TOOL_CALL_KEY)
+        if call_id is not None:  # the id is for this call only, not for steps nested in it
+            context = _set_value(TOOL_CALL_KEY, None, parent)
+        if self.call_id_arg is not None:
+            value = self.binder.value(self.call_id_arg, args, kwargs)
+            if value is not None:
+                call_id = str(value)
+        pending[attr.GEN_AI_TOOL_CALL_ID] = (
+            call_id if call_id is not None else f"call_{span.get_span_context().span_id:016x}"
+        )
+        if policy.capture:
+            pending[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = policy.json(self.binder.bind(args, kwargs))
+        return context
+
+    def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
+        pending[attr.GEN_AI_TOOL_CALL_RESULT] = policy.json(result)
+
+
+class NodeStep(Step):
+    """``invoke_node {name}``: a graph node; its input and output only when ``capture_io``."""
+
+    step_type = attr.STEP_NODE
+    __slots__ = ("capture_io", "input_arg")
+
+    def __init__(
+        self, name: str, binder: ArgumentBinder, *, capture_io: bool = False, input_arg: str | None = None
+    ) -> None:
+        static: dict[str, AttributeValue] = {
+            attr.GEN_AI_OPERATION_NAME: attr.OP_INVOKE_NODE,
+            attr.GEN_AI_NODE_NAME: name,
+        }
+        super().__init__(name, f"{attr.OP_INVOKE_NODE} {name}", static, binder)
+        self.capture_io = capture_io
+        self.input_arg = input_arg
+
+    def open(
+        self,
+        span: Span,
+        parent: otel_context.Context,
+        pending: dict[str, Any],
+        policy: ContentPolicy,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> otel_context.Context:
+        if self.capture_io and policy.capture:
+            value = _input(self.binder, self.input_arg, args, kwargs)
+            if value is not _ABSENT:
+                pending[attr.NODE_INPUT] = policy.text(value)
+        return parent
+
+    def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
+        if self.capture_io and result is not None:
+            pending[attr.NODE_OUTPUT] = policy.text(result)
+
+
+class MessageStep(Step):
+    """``chat`` / ``chat {model}``: the model message the function returned."""
+
+    step_type = attr.STEP_MESSAGE
+    structural_result = True  # role, model, finish reason, token usage
+    __slots__ = ("role",)
+
+    def __init__(
+        self,
+        binder: ArgumentBinder,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+        role: str = "assistant",
+        provider: str | None = None,
+    ) -> None:
+        static: dict[str, AttributeValue] = {attr.GEN_AI_OPERATION_NAME: attr.OP_CHAT}
+        if model:
+            static[attr.GEN_AI_REQUEST_MODEL] = model
+        if provider:
+            static[attr.GEN_AI_PROVIDER_NAME] = provider
+        span_name = f"{attr.OP_CHAT} {model}" if model else attr.OP_CHAT
+        super().__init__(name or span_name, span_name, static, binder)
+        self.role = role
+
+    def open(
+        self,
+        span: Span,
+        parent: otel_context.Context,
+        pending: dict[str, Any],
+        policy: ContentPolicy,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> otel_context.Context:
+        conversation = parent.get(CONVERSATION_KEY)
+        if conversation is not None:
+            pending[attr.GEN_AI_CONVERSATION_ID] = conversation
+        return parent
+
+    def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
+        message = read_message(result, self.role)
+        if message is None:
+            pending[attr.MESSAGE_ROLE] = self.role
+            if policy.capture and result is not None:
+                pending[attr.MESSAGE_CONTENT] = policy.text(result)
+            return
+        pending[attr.MESSAGE_ROLE] = message.role
+        if message.model:
+            pending[attr.GEN_AI_RESPONSE_MODEL] = message.model
+        if message.finish_reason:
+            pending[attr.GEN_AI_RESPONSE_FINISH_REASONS] = (message.finish_reason,)
+        if message.input_tokens is not None:
+            pending[attr.GEN_AI_USAGE_INPUT_TOKENS] = message.input_tokens
+        if message.output_tokens is not None:
+            pending[attr.GEN_AI_USAGE_OUTPUT_TOKENS] = message.output_tokens
+        if not policy.capture:
+            return
+        content = None if message.content is None else policy.clean(message.content)
+        if content is not None:
+            pending[attr.MESSAGE_CONTENT] = content
+        output = message.output_messages(content)
+        # tool-call arguments still need key redaction; plain text was cleaned above
+        pending[attr.GEN_AI_OUTPUT_MESSAGES] = (
+            policy.json(output) if message.tool_calls else orjson.dumps(output).decode()
+        )
+
+
+class ConditionalStep(Step):
+    """``conditional {name}``: the condition's value and the branch taken (recorded with capture off too)."""
+
+    step_type = attr.STEP_CONDITIONAL
+    structural_result = True  # the branch taken
+    __slots__ = ("branches",)
+
+    def __init__(self, name: str, binder: ArgumentBinder, *, branches: Mapping[Any, Any] | None = None) -> None:
+        static: dict[str, AttributeValue] = {attr.CONDITION_NAME: name}
+        super().__init__(name, f"conditional {name}", static, binder)
+        self.branches = branches
+
+    def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
+        pending[attr.CONDITION_VALUE] = result if type(result) in _PRIMITIVES else policy.json(result)
+        pending[attr.CONDITION_BRANCH] = self._branch(result, policy)
+
+    def _branch(self, value: Any, policy: ContentPolicy) -> str:
+        if self.branches is not None:
+            with contextlib.suppress(TypeError):  # an unhashable value is not a key
+                value = self.branches.get(value, value)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+            return orjson.dumps(list(value)).decode()
+        return policy.json(value)

@@ -1,0 +1,54 @@
+"""Which tracer our steps use: the provider ``configure`` chose, else the global one.
+
+Looked up on every step (one comparison when nothing changed), so a provider configured or set
+globally after a function was decorated is still the one used.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from opentelemetry import trace
+from opentelemetry.trace import Tracer, TracerProvider
+
+__all__ = ["current_provider", "current_tracer", "release_provider", "route_to_provider"]
+
+INSTRUMENTATION_NAME = "agenteval_otel"
+
+try:
+    _VERSION: str | None = metadata.version("agenteval-otel")
+except metadata.PackageNotFoundError:
+    _VERSION = None
+
+_routed: TracerProvider | None = None
+_cache: tuple[TracerProvider | None, Tracer | None] = (None, None)
+
+
+def current_tracer() -> Tracer:
+    """Our tracer on the routed provider, or on the global one when none is routed."""
+    global _cache
+    provider = _routed if _routed is not None else trace.get_tracer_provider()
+    cached_provider, tracer = _cache
+    if provider is cached_provider and tracer is not None:
+        return tracer
+    tracer = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION)
+    _cache = (provider, tracer)
+    return tracer
+
+
+def route_to_provider(provider: TracerProvider) -> None:
+    """Send our steps' spans to ``provider`` whatever the global provider is."""
+    global _routed
+    _routed = provider
+
+
+def release_provider(provider: TracerProvider) -> None:
+    """Stop routing to ``provider`` (if it is still the routed one): back to the global provider."""
+    global _routed
+    if _routed is provider:
+        _routed = None
+
+
+def current_provider() -> TracerProvider:
+    """The provider our steps' spans go to: the routed one, else the global one."""
+    return _routed if _routed is not None else trace.get_tracer_provider()

@@ -1,0 +1,259 @@
+"""``configure()``: tracing set up in one call, and the handle that flushes and shuts it down.
+
+Where spans go, in this order:
+
+1. ``exporter=``: that exporter only.
+2. ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT`` set: OTLP, over
+   http/protobuf, or gRPC when ``OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=grpc``; the exporter reads
+   the other standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, ...) itself.
+3. Otherwise, or when ``traces_file=`` is given: an OTLP/JSON-lines file (the Collector's file
+   format) that ``agenteval_otel.traces`` reads back: ``traces_file``, else
+   ``$AGENTEVAL_TRACES_FILE``, else ``agenteval-traces.jsonl`` in the current directory.
+
+``OTEL_TRACES_EXPORTER=none`` turns export off. Each exporter runs behind a
+``BatchSpanProcessor``; every processor is isolated so that one that raises never reaches the
+code that ends a span. Our decorators use the configured provider; it also becomes the global
+OpenTelemetry provider (``set_global``) unless one is set already.
+
+>>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)
+>>> handle.shutdown(timeout=5)
+True
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Final
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.trace import TracerProvider
+
+from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
+from agenteval_otel.tracing._tracer import release_provider, route_to_provider
+from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
+
+__all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure"]
+
+_logger = logging.getLogger(__name__)
+_logger.addHandler(logging.NullHandler())
+
+TRACES_FILE_ENV: Final = "AGENTEVAL_TRACES_FILE"
+DEFAULT_TRACES_FILE: Final = "agenteval-traces.jsonl"
+EXIT_TIMEOUT_SECONDS: Final = 5.0
+
+
+def _within(timeout: float, action: Callable[[], object], what: str) -> bool:
+    """Run ``action`` with a deadline: ``False`` if it fails, returns ``False`` or is not done in time."""
+    outcome: list[bool] = []
+
+    def target() -> None:
+        try:
+            outcome.append(action() is not False)
+        except Exception:
+            _logger.warning("%s failed", what, exc_info=True)
+            outcome.append(False)
+
+    worker = threading.Thread(target=target, name=f"agenteval {what}", daemon=True)
+    try:
+        worker.start()
+    except RuntimeError:  # no new threads at interpreter exit: run it here
+        target()
+    else:
+        worker.join(max(0.0, timeout))
+    if not outcome:
+        _logger.warning("%s did not finish within %.1f s", what, timeout)
+        return False
+    return outcome[0]
+
+
+class TracingHandle:
+    """What ``configure()`` set up. ``force_flush`` and ``shutdown`` each keep one deadline.
+
+    ``provider`` is the tracer provider our steps use, ``exporters`` the exporters chosen,
+    ``traces_file`` the OTLP/JSON-lines file spans are written to (``None`` without one).
+    """
+
+    def __init__(
+        self,
+        provider: TracerProvider,
+        content_policy: ContentPolicy,
+        exporters: tuple[SpanExporter, ...],
+        traces_file: Path | None,
+    ) -> None:
+        self.provider = provider
+        self.content_policy = content_policy
+        self.exporters = exporters
+        self.traces_file = traces_file
+        self._lock = threading.Lock()
+        self._shutdown_result: bool | None = None
+        atexit.register(self._at_exit)
+
+    def force_flush(self, timeout: float = 30.0) -> bool:
+        """Export every ended span; ``False`` if that failed or took longer than ``timeout`` seconds."""
+        if self._shutdown_result is not None:
+            _logger.warning("force_flush after shutdown: nothing to flush")
+            return False
+        flush = getattr(self.provider, "force_flush", None)
+        if flush is None:
+            return True
+        deadline_millis = max(0, int(timeout * 1000))
+        return _within(timeout, lambda: flush(deadline_millis), "force_flush")
+
+    def shutdown(self, timeout: float = 30.0) -> bool:
+        """Flush and stop export within ``timeout`` seconds overall; ``False`` if that failed or timed out.
+
+        Idempotent: later calls return the first call's result at once. Our steps go back to the
+        global provider, so their spans are dropped when that is this (now shut down) provider.
+        An exit handler calls this with a 5 s deadline if the application does not.
+        """
+        with self._lock:
+            if self._shutdown_result is not None:
+                return self._shutdown_result
+            started = time.monotonic()
+            release_provider(self.provider)
+            atexit.unregister(self._at_exit)
+            stop = getattr(self.provider, "shutdown", None)
+            result = True if stop is None else _within(timeout, stop, "shutdown")
+            self._shutdown_result = result
+            _logger.debug("tracing shut down in %.3f s (ok=%s)", time.monotonic() - started, result)
+            return result
+
+    def _at_exit(self) -> None:
+        self.shutdown(EXIT_TIMEOUT_SECONDS)
+
+
+def _otlp_exporter() -> SpanExporter | None:
+    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not endpoint or not endpoint.strip():
+        return None
+    protocol = (
+        (
+            os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+            or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+            or "http/protobuf"
+        )
+        .strip()
+        .lower()
+    )
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+
+        return GrpcExporter()
+    if protocol != "http/protobuf":
+        _logger.warning("OTLP protocol %r is not supported for traces; using http/protobuf", protocol)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+
+    return HttpExporter()
+
+
+def _file_exporter(path: Path) -> SpanExporter | None:
+    from agenteval_otel.traces.otlp_json import OtlpJsonFileExporter
+
+    try:
+        return OtlpJsonFileExporter(path)
+    except OSError:
+        _logger.error("cannot write traces to %s; spans will not be saved", path, exc_info=True)
+        return None
+
+
+def _policy(capture_content: bool | None, content_policy: ContentPolicy | None) -> ContentPolicy:
+    policy = content_policy if content_policy is not None else ContentPolicy.from_env()
+    if capture_content is not None:
+        policy = dataclasses.replace(policy, capture=bool(capture_content))
+    return policy
+
+
+def _exporters(
+    exporter: SpanExporter | None, traces_file: str | os.PathLike[str] | None, defaults: bool
+) -> tuple[list[SpanExporter], Path | None]:
+    """The exporters to use and the traces file among them (see the module docs)."""
+    if exporter is not None:
+        return [exporter], None
+    if os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
+        return [], None
+    exporters: list[SpanExporter] = []
+    otlp = None
+    if defaults:
+        try:
+            otlp = _otlp_exporter()
+        except Exception:
+            _logger.error("cannot create the OTLP exporter; spans will not be sent", exc_info=True)
+        if otlp is not None:
+            exporters.append(otlp)
+    if traces_file is None and not (defaults and otlp is None):
+        return exporters, None
+    path = Path(traces_file or os.environ.get(TRACES_FILE_ENV) or DEFAULT_TRACES_FILE)
+    file_exporter = _file_exporter(path)
+    if file_exporter is None:
+        return exporters, None
+    return [*exporters, file_exporter], path
+
+
+def configure(
+    service_name: str | None = None,
+    *,
+    traces_file: str | os.PathLike[str] | None = None,
+    exporter: SpanExporter | None = None,
+    span_processors: Sequence[SpanProcessor] = (),
+    tracer_provider: TracerProvider | None = None,
+    capture_content: bool | None = None,
+    content_policy: ContentPolicy | None = None,
+    set_global: bool = True,
+) -> TracingHandle:
+    """Set up tracing for our decorators (and, with ``set_global``, for everything else).
+
+    ``service_name``: the resource's ``service.name`` (else ``OTEL_SERVICE_NAME``).
+    ``traces_file`` / ``exporter``: where spans go (see the module docs).
+    ``span_processors``: more processors (e.g. a ``TrajectoryProcessor``), each isolated.
+    ``tracer_provider``: use this provider instead of building one; only the ``exporter``,
+    ``traces_file`` and ``span_processors`` given here are added to it.
+    ``capture_content`` / ``content_policy``: the content policy (``capture_content`` wins over
+    the policy's ``capture``, which defaults to the environment).
+    Arguments of the wrong type raise ``TypeError`` here, at set-up, never later.
+
+    >>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)
+    >>> handle.traces_file.name
+    'agenteval-doctest.jsonl'
+    >>> handle.shutdown(timeout=5)
+    True
+    """
+    if exporter is not None and not isinstance(exporter, SpanExporter):
+        raise TypeError(f"exporter must be a SpanExporter, not {type(exporter).__name__}")
+    if not all(isinstance(p, SpanProcessor) for p in span_processors):
+        raise TypeError("span_processors must be SpanProcessor instances")
+    if tracer_provider is not None and not isinstance(tracer_provider, TracerProvider):
+        raise TypeError(f"tracer_provider must be a TracerProvider, not {type(tracer_provider).__name__}")
+    if content_policy is not None and not isinstance(content_policy, ContentPolicy):
+        raise TypeError(f"content_policy must be a ContentPolicy, not {type(content_policy).__name__}")
+    policy = _policy(capture_content, content_policy)
+    exporters, file_path = _exporters(exporter, traces_file, defaults=tracer_provider is None)
+
+    if tracer_provider is None:
+        resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
+        tracer_provider = SdkTracerProvider(resource=resource, shutdown_on_exit=False)
+    processors = [BatchSpanProcessor(e) for e in exporters] + list(span_processors)
+    if isinstance(tracer_provider, SdkTracerProvider):
+        for processor in processors:
+            tracer_provider.add_span_processor(IsolatedSpanProcessor(processor))
+    elif processors:
+        _logger.warning("%r takes no span processors; export is left to it", tracer_provider)
+
+    set_active_policy(policy)
+    route_to_provider(tracer_provider)
+    if set_global:
+        if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            trace.set_tracer_provider(tracer_provider)
+        else:
+            _logger.info("a global tracer provider is already set; our steps use the configured one")
+    return TracingHandle(tracer_provider, policy, tuple(exporters), file_path)
