@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import timedelta
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from agenteval_otel.errors import AgentEvalError
+from agenteval_otel.errors import AgentEvalError, ConfigError
 
 __all__ = ["main"]
 
@@ -51,6 +53,86 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The eval set and the config (``None``: the default criteria) named on the command line."""
+    from agenteval_otel.evaluation.config import EvalConfig
+    from agenteval_otel.evaluation.models import EvalSet
+
+    eval_set = EvalSet.load(args.evalset)
+    config = EvalConfig.load(args.config) if args.config else None
+    return eval_set, config
+
+
+def _finish(report: Any, args: argparse.Namespace) -> int:
+    """Print the results, write the report if asked; exit 0 if every case passed, else 1."""
+    from rich.console import Console
+
+    from agenteval_otel.reports.console import results_table, summary_line
+
+    console = Console()
+    console.print(results_table(report))
+    failures = report.failure_message()
+    if failures:
+        console.print(failures, markup=False, highlight=False, soft_wrap=True)
+    console.print(summary_line(report))
+    if args.report:
+        path = report.save(args.report)
+        console.print(f"report: {path}")
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    """Run an agent over an eval set, trace every turn, and score the cases."""
+    from agenteval_otel.evaluation.agents import load_agent
+    from agenteval_otel.evaluation.runner import Evaluator
+    from agenteval_otel.tracing import configure
+
+    eval_set, config = _inputs(args)
+    evaluator = Evaluator(load_agent(args.agent), config, concurrency=args.concurrency,
+                          timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
+    handle = configure(service_name="agenteval")
+    try:
+        report = evaluator.evaluate(eval_set)
+    finally:
+        handle.shutdown(timeout=10)
+    if handle.traces_file is not None:
+        print(f"traces: {handle.traces_file}")
+    return _finish(report, args)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _lookback(text: str) -> timedelta:
+    """``30m``, ``1h``, ``2d`` as a duration."""
+    number, unit = text[:-1], text[-1:].lower()
+    try:
+        if unit in _UNITS and float(number) > 0:
+            return timedelta(seconds=float(number) * _UNITS[unit])
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"expected a duration such as 30m, 1h or 2d, got {text!r}")
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    """Score an eval set against traces recorded earlier."""
+    from agenteval_otel.evaluation.offline import evaluate_traces
+
+    eval_set, config = _inputs(args)
+    if args.jaeger:
+        from agenteval_otel.traces.jaeger import JaegerClient
+
+        if not args.service:
+            raise ConfigError("--jaeger needs --service NAME")
+        source: Any = JaegerClient(args.jaeger).find_traces(
+            args.service, lookback=args.lookback, limit=args.limit)
+    elif args.traces:
+        source = args.traces
+    else:
+        raise ConfigError("give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
+    return _finish(evaluate_traces(eval_set, source, config), args)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agenteval",
@@ -75,7 +157,39 @@ def _build_parser() -> argparse.ArgumentParser:
         help="one trajectory per trace, per agent invocation (default) or per conversation",
     )
     trajectory.set_defaults(handler=_cmd_trajectory)
+
+    run = sub.add_parser("run", help="run an agent over an eval set and score it")
+    run.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
+    run.add_argument("--agent", required=True, metavar="MODULE:ATTR",
+                     help="the agent: 'package.module:attr' or 'path/to/file.py:attr'")
+    _common_options(run)
+    run.add_argument("--concurrency", type=int, default=4, metavar="N", help="cases run at once (4)")
+    run.add_argument("--runs", type=int, default=1, metavar="N",
+                     help="run every case N times and report pass@k / pass^k (1)")
+    run.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                     help="seconds a case may take before it is errored (300)")
+    run.add_argument("--tags", nargs="+", metavar="TAG", help="only the cases with one of these tags")
+    run.set_defaults(handler=_cmd_run)
+
+    offline = sub.add_parser("eval", help="score an eval set against recorded traces")
+    offline.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
+    offline.add_argument("--traces", nargs="+", metavar="FILE",
+                         help="trace files: OTLP/JSON (lines), OTLP protobuf or Jaeger JSON")
+    offline.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
+    offline.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
+    offline.add_argument("--lookback", type=_lookback, default="1h",
+                         help="with --jaeger: how far back, e.g. 30m, 1h, 2d (1h)")
+    offline.add_argument("--limit", type=int, default=1000, help="with --jaeger: at most this many traces")
+    _common_options(offline)
+    offline.set_defaults(handler=_cmd_eval)
     return parser
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
+                             "(default: trajectory_match 0.8 + response_match 0.7)")
+    parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,7 +20,10 @@ from agenteval_otel.evaluation.models import (
     ToolCall,
 )
 from agenteval_otel.evaluation.performance import PerformanceEvaluationResult, PerformanceRunResult
+from agenteval_otel.evaluation.offline import aevaluate_traces, evaluate_traces
 from agenteval_otel.evaluation.reliability import ReliabilityEvaluationResult, ToolCallCheck
+from agenteval_otel.evaluation.criteria import Score, criterion
+from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
 from agenteval_otel.evaluation.results import (
     CriterionResult,
     CriterionStats,
@@ -32,6 +35,13 @@ from agenteval_otel.evaluation.results import (
 
 __all__ = [
     "AccuracyEvaluationResult",
+    "Evaluator",
+    "Score",
+    "aevaluate",
+    "aevaluate_traces",
+    "criterion",
+    "evaluate",
+    "evaluate_traces",
     "ArgMatch",
     "ArgRule",
     "ConversationScenario",

@@ -246,15 +246,16 @@ class EvalConfig(BaseModel):
         return self
 
     @classmethod
-    def default(cls) -> EvalConfig:
-        """``trajectory_match`` 0.8, ``response_match`` 0.7, ``llm_judge`` 0.7 (gpt-4o-mini)."""
-        return cls(
-            criteria={
-                "trajectory_match": CriterionConfig.trajectory(0.8),
-                "response_match": CriterionConfig.response(0.7),
-                "llm_judge": CriterionConfig.llm_judge(0.7, judge_model=DEFAULT_JUDGE_MODEL),
-            }
-        )
+    def default(cls, *, include_judge: bool = True) -> EvalConfig:
+        """``trajectory_match`` 0.8, ``response_match`` 0.7, ``llm_judge`` 0.7 (gpt-4o-mini);
+        without ``llm_judge`` when ``include_judge`` is false."""
+        criteria = {
+            "trajectory_match": CriterionConfig.trajectory(0.8),
+            "response_match": CriterionConfig.response(0.7),
+        }
+        if include_judge:
+            criteria["llm_judge"] = CriterionConfig.llm_judge(0.7, judge_model=DEFAULT_JUDGE_MODEL)
+        return cls(criteria=criteria)
 
     def enabled(self) -> dict[str, CriterionConfig]:
         """The criteria that are switched on."""

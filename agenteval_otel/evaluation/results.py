@@ -82,6 +82,8 @@ class EvalCaseResult(BaseModel):
     trace_ids: list[str] = Field(default_factory=list)
     invocation_results: list[InvocationResult] = Field(default_factory=list)
     metrics: dict[str, float] = Field(default_factory=dict)
+    run_results: list[EvalCaseResult] = Field(default_factory=list)
+    """With repeated runs (``num_runs > 1``): each run's own result."""
 
     @property
     def errored(self) -> bool:

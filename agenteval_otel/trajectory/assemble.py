@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenteval_otel.evaluation.models import MessageContent
+from agenteval_otel.tracing.attributes import EVAL_ID
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
     RequestedToolCall,
@@ -413,10 +414,12 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     final_response = _final_response(agents, responders)
     trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
+    eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     return Trajectory(
         steps=_steps(read),
         trace_ids=trace_ids,
         conversation_id=conversation,
+        eval_id=eval_id,
         agent_name=agents[0].name if agents else None,
         user_input=user_input,
         final_response=final_response,

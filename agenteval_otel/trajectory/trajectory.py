@@ -34,6 +34,8 @@ class Trajectory(BaseModel):
     steps: list[TrajectoryStep] = Field(default_factory=list)
     trace_ids: list[str] = Field(default_factory=list)
     conversation_id: str | None = None
+    eval_id: str | None = None
+    """The eval case the run belongs to (``agenteval.eval_id``), for runs made by an evaluation."""
     agent_name: str | None = None
     user_input: str | None = None
     final_response: str | None = None
@@ -118,6 +120,7 @@ class Trajectory(BaseModel):
             steps=[step for turn in turns for step in turn.steps],
             trace_ids=trace_ids,
             conversation_id=next((t.conversation_id for t in turns if t.conversation_id), None),
+            eval_id=next((t.eval_id for t in turns if t.eval_id), None),
             agent_name=turns[0].agent_name,
             user_input=turns[0].user_input,
             final_response=turns[-1].final_response,

@@ -1,0 +1,169 @@
+"""How an agent under evaluation is called: one turn at a time, in one conversation per case.
+
+An agent is a sync or async callable, or an object with ``arun`` (async) or ``run`` (sync). It
+receives the user's message as its first argument, and whichever of these it names as
+parameters (or all of them, if it takes ``**kwargs``):
+
+=================================  ===========================================================
+``thread_id`` / ``conversation_id`` the case's conversation id (``session_input.thread_id``, or
+/ ``session_id``                    a generated id), the same for every turn of a case
+``history`` / ``messages``          the earlier turns as ``[{"role": ..., "content": ...}]``
+``state`` / ``initial_state``       ``session_input.initial_state``
+``config``                          ``session_input.config``
+``turn``                            the whole :class:`AgentTurn`
+=================================  ===========================================================
+
+It returns the reply: a string, a :class:`MessageContent`, a dict with one of ``response``,
+``output``, ``content``, ``text`` or ``answer``, or anything else (turned into JSON text).
+
+>>> async def my_agent(query: str, thread_id: str, history: list[dict]) -> str:
+...     return "It is sunny."
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation.models import MessageContent, SessionInput
+
+__all__ = ["AgentCaller", "AgentTurn", "load_agent", "reply_text"]
+
+_NAMES = {
+    "thread_id": "thread_id", "conversation_id": "thread_id", "session_id": "thread_id",
+    "history": "history", "messages": "history",
+    "state": "state", "initial_state": "state",
+    "config": "config",
+    "turn": "turn",
+}
+_REPLY_KEYS = ("response", "output", "content", "text", "answer")
+
+
+@dataclass(frozen=True)
+class AgentTurn:
+    """One turn of a conversation, as handed to the agent."""
+
+    user_input: str
+    thread_id: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+    session: SessionInput | None = None
+    eval_id: str = ""
+    turn_index: int = 0
+
+    def argument(self, kind: str) -> Any:
+        """The value for a parameter of the given kind (see the module docstring)."""
+        if kind == "thread_id":
+            return self.thread_id
+        if kind == "history":
+            return [dict(m) for m in self.history]
+        if kind == "state":
+            return dict(self.session.initial_state) if self.session else {}
+        if kind == "config":
+            return dict(self.session.config) if self.session else {}
+        return self
+
+
+def reply_text(reply: Any) -> str | None:
+    """The text of an agent's reply."""
+    if reply is None or isinstance(reply, str):
+        return reply
+    if isinstance(reply, MessageContent):
+        return reply.get_text()
+    if isinstance(reply, dict):
+        for key in _REPLY_KEYS:
+            if isinstance(reply.get(key), str):
+                return str(reply[key])
+    try:
+        return json.dumps(reply, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(reply)
+
+
+def _entry_point(agent: Any) -> Callable[..., Any]:
+    for name in ("arun", "run"):
+        method = getattr(agent, name, None)
+        if callable(method) and not inspect.isclass(agent):
+            return method  # type: ignore[no-any-return]
+    if callable(agent):
+        return agent  # type: ignore[no-any-return]
+    raise ConfigError(
+        f"the agent {agent!r} is not callable and has no 'run' or 'arun' method; expected a "
+        "function, a coroutine function, or an object with run/arun"
+    )
+
+
+class AgentCaller:
+    """Calls an agent for one turn, passing what its signature asks for.
+
+    Sync agents run in a worker thread with the caller's context (so their spans nest under the
+    turn's span); async agents run on the event loop.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self._fn = _entry_point(agent)
+        self.name = getattr(agent, "name", None) or getattr(
+            self._fn, "__qualname__", type(agent).__name__)
+        try:
+            parameters = inspect.signature(self._fn).parameters
+        except (TypeError, ValueError):
+            parameters = {}  # type: ignore[assignment]
+        self._takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+        positional = [p for p in parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        first = positional[0].name if positional else None
+        self._keywords = {name: kind for name, kind in _NAMES.items()
+                          if name in parameters and name != first}
+        if self._takes_kwargs:
+            self._keywords = {"thread_id": "thread_id", "history": "history", **self._keywords}
+        self._is_async = inspect.iscoroutinefunction(self._fn) or inspect.iscoroutinefunction(
+            getattr(self._fn, "__call__", None))
+
+    async def __call__(self, turn: AgentTurn) -> Any:
+        kwargs = {name: turn.argument(kind) for name, kind in self._keywords.items()}
+        if self._is_async:
+            return await self._fn(turn.user_input, **kwargs)
+        call = functools.partial(self._fn, turn.user_input, **kwargs)
+        context = contextvars.copy_context()
+        reply = await asyncio.get_running_loop().run_in_executor(None, context.run, call)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return reply
+
+
+def load_agent(spec: str) -> Any:
+    """The object named by ``"module:attr"`` or ``"path/to/file.py:attr"``."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"--agent {spec!r}: expected 'module:attribute' or 'file.py:attribute'")
+    if module_name.endswith(".py") or "/" in module_name:
+        path = Path(module_name)
+        if not path.is_file():
+            raise ConfigError(f"--agent {spec!r}: no such file {path}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ConfigError(f"--agent {spec!r}: cannot import {path}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        module_spec.loader.exec_module(module)
+    else:
+        if "" not in sys.path and str(Path.cwd()) not in sys.path:
+            sys.path.insert(0, str(Path.cwd()))
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ConfigError(f"--agent {spec!r}: cannot import {module_name!r} ({exc})") from None
+    try:
+        return functools.reduce(getattr, attr.split("."), module)
+    except AttributeError:
+        raise ConfigError(f"--agent {spec!r}: {module_name} has no attribute {attr!r}") from None

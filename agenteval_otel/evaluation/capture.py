@@ -1,0 +1,164 @@
+"""Capturing the turns of a live evaluation: each turn runs as its own trace, and its
+trajectory comes back through an in-process ``TrajectoryProcessor``.
+
+The turn's root span is an ``invoke_agent`` span carrying the user input, the reply, the
+conversation id and the eval ids; every span started inside the turn is tagged with
+``agenteval.eval_set_id`` and ``agenteval.eval_id`` so evaluation traffic can be kept out of
+production dashboards. Concurrent turns never mix: each is matched to its trajectory by trace id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import threading
+import weakref
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode
+
+from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
+from agenteval_otel.tracing import attributes as attr
+from agenteval_otel.tracing._tracer import current_provider, route_to_provider
+from agenteval_otel.trajectory.processor import TrajectoryProcessor
+from agenteval_otel.trajectory.trajectory import Trajectory
+
+__all__ = ["TurnCapture", "capture_for"]
+
+_log = logging.getLogger(__name__)
+
+_EVAL_TAGS: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "agenteval_eval_tags", default=None)
+
+DELIVERY_TIMEOUT_S = 10.0
+"""How long to wait for a turn's trajectory after its root span ended."""
+
+
+class _EvalTagProcessor(SpanProcessor):
+    """Tags every span started inside an evaluated turn with the eval set and case ids."""
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        tags = _EVAL_TAGS.get()
+        if tags is not None:
+            try:
+                span.set_attributes({attr.EVAL_SET_ID: tags[0], attr.EVAL_ID: tags[1]})
+            except Exception:  # never reach the app
+                _log.debug("could not tag span", exc_info=True)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        return None
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def _set_result(future: asyncio.Future[Trajectory], trajectory: Trajectory) -> None:
+    if not future.done():
+        future.set_result(trajectory)
+
+
+class TurnCapture:
+    """Runs turns as traces on ``provider`` and returns each turn's trajectory."""
+
+    def __init__(self, provider: SdkTracerProvider) -> None:
+        self._pending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Trajectory]]] = {}
+        self._lock = threading.Lock()
+        self.processor = TrajectoryProcessor(self._deliver, group="trace")
+        provider.add_span_processor(_EvalTagProcessor())
+        provider.add_span_processor(self.processor)
+        self._provider = provider
+
+    def _deliver(self, trajectory: Trajectory) -> None:
+        for trace_id in trajectory.trace_ids:
+            with self._lock:
+                waiting = self._pending.pop(trace_id, None)
+            if waiting is not None:
+                loop, future = waiting
+                loop.call_soon_threadsafe(_set_result, future, trajectory)
+
+    async def run_turn(
+        self, caller: AgentCaller, turn: AgentTurn, *, eval_set_id: str
+    ) -> tuple[Trajectory, Any]:
+        """Call the agent for ``turn`` inside a new trace; its trajectory and its reply."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Trajectory] = loop.create_future()
+        tracer = self._provider.get_tracer("agenteval_otel.evaluation")
+        attributes = {
+            attr.GEN_AI_OPERATION_NAME: attr.OP_INVOKE_AGENT,
+            attr.GEN_AI_AGENT_NAME: caller.name,
+            attr.STEP_TYPE: attr.STEP_AGENT,
+            attr.GEN_AI_CONVERSATION_ID: turn.thread_id,
+            attr.AGENT_INPUT: turn.user_input,
+        }
+        token = _EVAL_TAGS.set((eval_set_id, turn.eval_id))
+        try:
+            with tracer.start_as_current_span(
+                f"invoke_agent {caller.name}", context=otel_context.Context(),
+                attributes=attributes, record_exception=False, set_status_on_exception=False,
+            ) as span:
+                trace_id = format(span.get_span_context().trace_id, "032x")
+                with self._lock:
+                    self._pending[trace_id] = (loop, future)
+                try:
+                    reply = await caller(turn)
+                except BaseException as exc:
+                    span.record_exception(exc)
+                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+                    span.set_attribute(attr.ERROR_TYPE, type(exc).__qualname__)
+                    with self._lock:
+                        self._pending.pop(trace_id, None)
+                    raise
+                text = reply_text(reply)
+                if text is not None:
+                    span.set_attribute(attr.AGENT_OUTPUT, text)
+        finally:
+            _EVAL_TAGS.reset(token)
+        try:
+            trajectory = await asyncio.wait_for(future, DELIVERY_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            with self._lock:
+                self._pending.pop(trace_id, None)
+            _log.warning("no trajectory arrived for trace %s; scoring the reply alone", trace_id)
+            trajectory = Trajectory(trace_ids=[trace_id], conversation_id=turn.thread_id,
+                                    user_input=turn.user_input, final_response=text)
+        if trajectory.final_response is None and text is not None:
+            trajectory = trajectory.model_copy(update={"final_response": text})
+        return trajectory, reply
+
+
+_captures: weakref.WeakKeyDictionary[SdkTracerProvider, TurnCapture] = weakref.WeakKeyDictionary()
+_captures_lock = threading.Lock()
+
+
+def _sdk_provider(provider: trace.TracerProvider | None) -> SdkTracerProvider:
+    """The SDK provider our spans go to, making one if tracing was never set up."""
+    if isinstance(provider, SdkTracerProvider):
+        return provider
+    current = current_provider()
+    if isinstance(current, SdkTracerProvider):
+        return current
+    own = SdkTracerProvider(resource=Resource.create({"service.name": "agenteval"}))
+    if isinstance(trace.get_tracer_provider(), ProxyTracerProvider):
+        trace.set_tracer_provider(own)  # third-party instrumentations are captured too
+    else:
+        route_to_provider(own)
+    return own
+
+
+def capture_for(provider: trace.TracerProvider | None = None) -> TurnCapture:
+    """The turn capture attached to ``provider`` (default: the one our spans go to)."""
+    sdk = _sdk_provider(provider)
+    with _captures_lock:
+        capture = _captures.get(sdk)
+        if capture is None:
+            capture = _captures[sdk] = TurnCapture(sdk)
+        return capture

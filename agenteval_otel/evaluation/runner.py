@@ -1,0 +1,146 @@
+"""Live evaluation: run an agent over an eval set, capture every turn's trace, score the cases.
+
+>>> from agenteval_otel import EvalSetBuilder
+>>> def agent(query: str) -> str:
+...     return "Hi!"
+>>> report = evaluate(EvalSetBuilder.quick(("Hello", "Hi!")), agent=agent)
+>>> report.summary.passed_cases
+1
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry.trace import TracerProvider
+
+from agenteval_otel.evaluation._sync import run_sync
+from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
+from agenteval_otel.evaluation.capture import capture_for
+from agenteval_otel.evaluation.config import EvalConfig
+from agenteval_otel.evaluation.models import EvalCase, EvalSet
+from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
+from agenteval_otel.evaluation.scoring import aggregate_runs, error_result, score_eval_case
+from agenteval_otel.trajectory.trajectory import Trajectory
+
+__all__ = ["Evaluator", "aevaluate", "evaluate"]
+
+SCENARIO_NEEDS_SIMULATOR = (
+    "simulated-user case (conversation_scenario only): no user simulator is configured"
+)
+
+
+class Evaluator:
+    """Runs ``agent`` over eval sets and scores it with ``config``.
+
+    ``config`` defaults to the criteria that need no judge (``trajectory_match`` 0.8,
+    ``response_match`` 0.7). ``concurrency`` cases run at once; a case taking longer than
+    ``timeout_s`` is errored. ``num_runs > 1`` runs every case that many times and reports
+    pass@k and pass^k. ``tags`` keeps only the cases that carry one of them. Spans go to
+    ``tracer_provider`` (default: the provider ``configure()`` set up, else the global one).
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        config: EvalConfig | None = None,
+        *,
+        concurrency: int = 4,
+        timeout_s: float | None = 300.0,
+        num_runs: int = 1,
+        tags: Sequence[str] = (),
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if num_runs < 1:
+            raise ValueError(f"num_runs must be at least 1, got {num_runs}")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        self.caller = AgentCaller(agent)
+        self.config = config if config is not None else EvalConfig.default(include_judge=False)
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.num_runs = num_runs
+        self.tags = set(tags)
+        self._provider = tracer_provider
+
+    def selected(self, eval_set: EvalSet) -> list[EvalCase]:
+        """The cases this evaluator runs (after the tags filter)."""
+        if not self.tags:
+            return list(eval_set.eval_cases)
+        return [case for case in eval_set.eval_cases if self.tags & set(case.tags)]
+
+    async def _converse(self, case: EvalCase, eval_set_id: str) -> list[Trajectory]:
+        capture = capture_for(self._provider)
+        session = case.session_input
+        thread_id = (session.thread_id if session and session.thread_id
+                     else f"{case.eval_id}-{uuid.uuid4().hex[:12]}")
+        history: list[dict[str, Any]] = []
+        turns: list[Trajectory] = []
+        for index, invocation in enumerate(case.conversation):
+            user_text = invocation.user_content.get_text()
+            turn = AgentTurn(user_input=user_text, thread_id=thread_id, history=list(history),
+                             session=session, eval_id=case.eval_id, turn_index=index)
+            trajectory, reply = await capture.run_turn(self.caller, turn, eval_set_id=eval_set_id)
+            turns.append(trajectory)
+            history += [{"role": "user", "content": user_text},
+                        {"role": "assistant", "content": reply_text(reply) or ""}]
+        return turns
+
+    async def _run_case(self, case: EvalCase, eval_set_id: str) -> EvalCaseResult:
+        started = time.perf_counter()
+        if not case.conversation:
+            return error_result(case, SCENARIO_NEEDS_SIMULATOR)
+        try:
+            turns = await asyncio.wait_for(self._converse(case, eval_set_id), self.timeout_s)
+        except asyncio.TimeoutError:
+            return error_result(case, f"timed out after {self.timeout_s:g} s",
+                                time.perf_counter() - started)
+        except Exception as exc:
+            return error_result(case, f"the agent raised {type(exc).__name__}: {exc}",
+                                time.perf_counter() - started)
+        return await score_eval_case(case, turns, self.config,
+                                     duration_seconds=time.perf_counter() - started)
+
+    async def aevaluate(self, eval_set: EvalSet) -> EvalReport:
+        """Run and score every selected case; the report of the run."""
+        started = time.perf_counter()
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one_run(case: EvalCase) -> EvalCaseResult:
+            async with gate:
+                return await self._run_case(case, eval_set.eval_set_id)
+
+        async def all_runs(case: EvalCase) -> EvalCaseResult:
+            runs = await asyncio.gather(*(one_run(case) for _ in range(self.num_runs)))
+            return aggregate_runs(runs)
+
+        results = await asyncio.gather(*(all_runs(case) for case in self.selected(eval_set)))
+        return EvalReport.from_results(
+            eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
+            config_used=self.config.model_dump(mode="json"),
+            duration_seconds=time.perf_counter() - started,
+        )
+
+    def evaluate(self, eval_set: EvalSet) -> EvalReport:
+        """:meth:`aevaluate` from synchronous code."""
+        return run_sync(self.aevaluate(eval_set), "aevaluate")
+
+
+async def aevaluate(
+    eval_set: EvalSet, agent: Any, config: EvalConfig | None = None, **options: Any
+) -> EvalReport:
+    """Run ``agent`` over ``eval_set`` and score it (options as for :class:`Evaluator`)."""
+    return await Evaluator(agent, config, **options).aevaluate(eval_set)
+
+
+def evaluate(
+    eval_set: EvalSet, agent: Any, config: EvalConfig | None = None, **options: Any
+) -> EvalReport:
+    """Run ``agent`` over ``eval_set`` and score it (options as for :class:`Evaluator`)."""
+    return Evaluator(agent, config, **options).evaluate(eval_set)

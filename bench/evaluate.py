@@ -1,0 +1,195 @@
+"""Offline evaluation throughput: score N traces read from OTLP JSON lines.
+
+Generates N agent traces of 26 spans each (an agent turn of five plan → chat → route → tools →
+execute_tool rounds, in our span conventions) as Collector-style OTLP/JSON lines, then times in
+separate processes, so each peak memory is its own:
+
+1. parse: read every span of the file (the floor any evaluation pays);
+2. evaluate: stream, assemble, match each trace to its eval case by first user message, and
+   score trajectory_match (arguments checked) + response_match.
+
+    python bench/evaluate.py                 # 100,000 traces (2.6M spans)
+    python bench/evaluate.py --traces 5000   # a quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+SPANS_PER_TRACE = 26
+ROUNDS = 5
+TRACES_PER_LINE = 50
+
+
+def _attr(key: str, value: object) -> dict[str, object]:
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def _span(trace_id: str, span_id: int, parent: int | None, name: str, start: int,
+          attrs: dict[str, object]) -> dict[str, object]:
+    span: dict[str, object] = {
+        "traceId": trace_id, "spanId": f"{span_id:016x}", "name": name, "kind": 1,
+        "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 900),
+        "attributes": [_attr(k, v) for k, v in attrs.items()],
+    }
+    if parent is not None:
+        span["parentSpanId"] = f"{parent:016x}"
+    return span
+
+
+def _trace(i: int) -> list[dict[str, object]]:
+    trace_id = f"{i + 1:032x}"
+    base = 1_700_000_000_000_000_000 + i * 1_000_000
+    city = f"City{i}"
+    root = i * 64 + 1
+    spans = [_span(trace_id, root, None, "invoke_agent weather", base, {
+        "gen_ai.operation.name": "invoke_agent", "agenteval.step.type": "agent",
+        "gen_ai.agent.name": "weather", "agenteval.agent.input": f"What is the weather in {city}?",
+        "agenteval.agent.output": f"It is sunny in {city}."})]
+    sid = root
+    for r in range(ROUNDS):
+        t = base + 1000 + r * 10_000
+        sid += 1
+        plan = sid
+        spans.append(_span(trace_id, plan, root, "invoke_node plan", t, {
+            "gen_ai.operation.name": "invoke_node", "gen_ai.node.name": "plan",
+            "agenteval.step.type": "node"}))
+        sid += 1
+        spans.append(_span(trace_id, sid, plan, "chat", t + 100, {
+            "gen_ai.operation.name": "chat", "agenteval.step.type": "message",
+            "agenteval.message.role": "assistant", "agenteval.message.content": "calling a tool",
+            "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 8}))
+        sid += 1
+        spans.append(_span(trace_id, sid, root, "conditional route", t + 2000, {
+            "agenteval.step.type": "conditional", "agenteval.conditional.name": "route",
+            "agenteval.conditional.value": "true", "agenteval.conditional.branch": "tools"}))
+        sid += 1
+        tools = sid
+        spans.append(_span(trace_id, tools, root, "invoke_node tools", t + 3000, {
+            "gen_ai.operation.name": "invoke_node", "gen_ai.node.name": "tools",
+            "agenteval.step.type": "node"}))
+        sid += 1
+        spans.append(_span(trace_id, sid, tools, "execute_tool get_weather", t + 3100, {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+            "agenteval.step.type": "tool", "gen_ai.tool.call.id": f"call-{i}-{r}",
+            "gen_ai.tool.call.arguments": json.dumps({"city": city, "round": r}),
+            "gen_ai.tool.call.result": json.dumps({"sky": "sunny"})}))
+    assert len(spans) == SPANS_PER_TRACE
+    return spans
+
+
+def generate(path: Path, traces: int) -> None:
+    with path.open("wb") as out:
+        for first in range(0, traces, TRACES_PER_LINE):
+            spans = [s for i in range(first, min(first + TRACES_PER_LINE, traces)) for s in _trace(i)]
+            request = {"resourceSpans": [{
+                "resource": {"attributes": [_attr("service.name", "weather-bench")]},
+                "scopeSpans": [{"scope": {"name": "agenteval_otel"}, "spans": spans}]}]}
+            out.write(orjson.dumps(request) + b"\n")
+
+
+def eval_set_for(path: Path, traces: int) -> None:
+    from agenteval_otel import EvalCase, EvalSet, ToolCall
+
+    cases = [EvalCase.single_turn(
+        f"What is the weather in City{i}?", f"It is sunny in City{i}.",
+        [ToolCall(name="get_weather", args={"city": f"City{i}", "round": r}) for r in range(ROUNDS)],
+        eval_id=f"case-{i}") for i in range(traces)]
+    EvalSet(eval_set_id="bench", eval_cases=cases).save(path)
+
+
+def _peak_mib() -> float:
+    """This process's peak resident memory. ``VmHWM`` starts afresh at exec; ``ru_maxrss`` may
+    carry the forking parent's peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def phase_parse(trace_file: Path) -> dict[str, float]:
+    from agenteval_otel.traces.files import read_spans
+
+    started = time.perf_counter()
+    spans = sum(1 for _ in read_spans(trace_file))
+    return {"seconds": time.perf_counter() - started, "spans": spans, "peak_mib": _peak_mib()}
+
+
+def phase_evaluate(trace_file: Path, eval_set_file: Path) -> dict[str, float]:
+    from agenteval_otel import CriterionConfig, EvalConfig, EvalSet
+    from agenteval_otel.evaluation.offline import evaluate_traces
+
+    eval_set = EvalSet.load(eval_set_file)
+    config = EvalConfig(criteria={"trajectory_match": CriterionConfig.trajectory(1.0, check_args=True),
+                                  "response_match": CriterionConfig.response(0.7)})
+    started = time.perf_counter()
+    report = evaluate_traces(eval_set, trace_file, config)
+    return {"seconds": time.perf_counter() - started, "cases": report.summary.total_cases,
+            "passed": report.summary.passed_cases, "peak_mib": _peak_mib()}
+
+
+def _child(*args: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--traces", type=int, default=100_000)
+    parser.add_argument("--dir", type=Path, default=None, help="where to write the files (a temp dir)")
+    parser.add_argument("--phase", choices=("parse", "evaluate"), help=argparse.SUPPRESS)
+    parser.add_argument("--trace-file", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--eval-set", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase == "parse":
+        print(json.dumps(phase_parse(args.trace_file)))
+        return
+    if args.phase == "evaluate":
+        print(json.dumps(phase_evaluate(args.trace_file, args.eval_set)))
+        return
+
+    workdir = args.dir or Path(tempfile.mkdtemp(prefix="agenteval-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    trace_file, eval_set_file = workdir / "traces.jsonl", workdir / "bench.evalset.json"
+    started = time.perf_counter()
+    generate(trace_file, args.traces)
+    eval_set_for(eval_set_file, args.traces)
+    size_mib = trace_file.stat().st_size / 2**20
+    print(f"generated {args.traces:,} traces ({args.traces * SPANS_PER_TRACE:,} spans, "
+          f"{size_mib:,.0f} MiB) in {time.perf_counter() - started:.1f} s: {trace_file}")
+    parse = _child("--phase", "parse", "--trace-file", str(trace_file))
+    evaluate = _child("--phase", "evaluate", "--trace-file", str(trace_file), "--eval-set", str(eval_set_file))
+    assert parse["spans"] == args.traces * SPANS_PER_TRACE, parse
+    assert evaluate["passed"] == args.traces, evaluate
+    rows = [
+        ("parse only", parse["seconds"], parse["peak_mib"]),
+        ("evaluate (trajectory + response)", evaluate["seconds"], evaluate["peak_mib"]),
+    ]
+    print(f"{'phase':<34}{'seconds':>10}{'traces/s':>12}{'spans/s':>12}{'peak MiB':>10}{'× parse':>9}")
+    for name, seconds, peak in rows:
+        print(f"{name:<34}{seconds:>10.1f}{args.traces / seconds:>12,.0f}"
+              f"{args.traces * SPANS_PER_TRACE / seconds:>12,.0f}{peak:>10.0f}"
+              f"{seconds / parse['seconds']:>9.2f}")
+    if args.dir is None:
+        for file in (trace_file, eval_set_file):
+            file.unlink()
+        os.rmdir(workdir)
+
+
+if __name__ == "__main__":
+    main()
