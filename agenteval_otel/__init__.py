@@ -3,7 +3,12 @@ the verdicts back into the trace."""
 
 import logging
 
-from agenteval_otel.errors import AgentEvalError, ConfigError, EvalSetLoadError, TraceReadError
+from agenteval_otel.errors import (
+    AgentEvalError,
+    ConfigError,
+    EvalSetLoadError,
+    TraceReadError,
+)
 from agenteval_otel.evaluation import (
     AccuracyEvaluationResult,
     ArgMatch,
@@ -40,7 +45,6 @@ from agenteval_otel.evaluation import (
     evaluate,
     evaluate_traces,
 )
-from agenteval_otel.trajectory import StepType, TrajectoryStep
 from agenteval_otel.tracing import (
     ContentPolicy,
     ContextThreadPoolExecutor,
@@ -54,6 +58,7 @@ from agenteval_otel.tracing import (
     tool,
     trace_step,
 )
+from agenteval_otel.trajectory import StepType, TrajectoryStep
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from agenteval_otel.errors import AgentEvalError, ConfigError
+from agenteval_otel.evaluation._sync import run_sync
 
 __all__ = ["main"]
 
@@ -64,21 +66,66 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _finish(report: Any, args: argparse.Namespace) -> int:
-    """Print the results, write the report if asked; exit 0 if every case passed, else 1."""
+    """Print the console report (unless ``--quiet``), write the reports asked for; exit 0 if
+    every case passed, else 1."""
     from rich.console import Console
 
-    from agenteval_otel.reports.console import results_table, summary_line
+    from agenteval_otel.reports.console import print_report
 
     console = Console()
-    console.print(results_table(report))
-    failures = report.failure_message()
-    if failures:
-        console.print(failures, markup=False, highlight=False, soft_wrap=True)
-    console.print(summary_line(report))
+    if not args.quiet:
+        print_report(report, console)
+    written = []
     if args.report:
-        path = report.save(args.report)
-        console.print(f"report: {path}")
+        written.append(report.save(args.report))
+    if args.junit:
+        from agenteval_otel.reports.junit import write_junit
+
+        written.append(write_junit(report, args.junit))
+    if args.html:
+        from agenteval_otel.reports.html import write_html
+
+        written.append(write_html(report, args.html))
+    if not args.quiet:
+        for path in written:
+            console.print(f"wrote {path}", highlight=False)
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+@contextmanager
+def _recording(
+    eval_set: Any, config: Any, args: argparse.Namespace, kind: str, total: int
+) -> Iterator[tuple[dict[str, Any], Callable[[Any], None]]]:
+    """The results already in the run file (with ``--resume``) and the callback that records
+    each new one there and advances the progress bar."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from agenteval_otel.evaluation.run_file import RunFile, default_run_file
+
+    path = args.run_file or default_run_file(eval_set.eval_set_id, kind)
+    console = Console(stderr=True)
+    with RunFile(path, eval_set.eval_set_id, config) as run_file:
+        done = run_file.open(resume=args.resume)
+        if done and not args.quiet:
+            console.print(f"resuming {path}: {len(done)} case(s) already scored", highlight=False)
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=console, transient=True,
+                            disable=args.quiet or not console.is_terminal)
+        task = progress.add_task(kind, total=total, completed=len(done))
+
+        def on_result(result: Any) -> None:
+            run_file.append(result)
+            progress.advance(task)
+
+        with progress:
+            yield done, on_result
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -90,12 +137,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     eval_set, config = _inputs(args)
     evaluator = Evaluator(load_agent(args.agent), config, concurrency=args.concurrency,
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
-    handle = configure(service_name="agenteval")
-    try:
-        report = evaluator.evaluate(eval_set)
-    finally:
-        handle.shutdown(timeout=10)
-    if handle.traces_file is not None:
+    total = len(evaluator.selected(eval_set))
+    with _recording(eval_set, evaluator.config, args, "run", total) as (done, on_result):
+        handle = configure(service_name="agenteval")
+        try:
+            report = run_sync(evaluator.aevaluate(eval_set, done=done, on_result=on_result),
+                              "aevaluate")
+        finally:
+            handle.shutdown(timeout=10)
+    if handle.traces_file is not None and not args.quiet:
         print(f"traces: {handle.traces_file}")
     return _finish(report, args)
 
@@ -116,7 +166,8 @@ def _lookback(text: str) -> timedelta:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     """Score an eval set against traces recorded earlier."""
-    from agenteval_otel.evaluation.offline import evaluate_traces
+    from agenteval_otel.evaluation.config import EvalConfig
+    from agenteval_otel.evaluation.offline import aevaluate_traces
 
     eval_set, config = _inputs(args)
     if args.jaeger:
@@ -129,8 +180,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     elif args.traces:
         source = args.traces
     else:
-        raise ConfigError("give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
-    return _finish(evaluate_traces(eval_set, source, config), args)
+        raise ConfigError(
+            "give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
+    config = config if config is not None else EvalConfig.default(include_judge=False)
+    with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases)) as (done, on_result):
+        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, on_result=on_result),
+                          "aevaluate_traces")
+    return _finish(report, args)
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -190,6 +246,15 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
                              "(default: trajectory_match 0.8 + response_match 0.7)")
     parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
+    parser.add_argument("--html", metavar="FILE", help="write the report as a self-contained HTML page")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the results of an interrupted run (its run file) and run only "
+                             "the cases left")
+    parser.add_argument("--run-file", metavar="FILE",
+                        help="where results are appended as cases finish "
+                             "(default: .agenteval/<eval set id>.<command>.jsonl)")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from agenteval_otel.evaluation.config import (
     Rubric,
     UserSimulatorConfig,
 )
+from agenteval_otel.evaluation.criteria import Score, criterion
 from agenteval_otel.evaluation.models import (
     ConversationScenario,
     EvalCase,
@@ -19,11 +20,15 @@ from agenteval_otel.evaluation.models import (
     SessionInput,
     ToolCall,
 )
-from agenteval_otel.evaluation.performance import PerformanceEvaluationResult, PerformanceRunResult
 from agenteval_otel.evaluation.offline import aevaluate_traces, evaluate_traces
-from agenteval_otel.evaluation.reliability import ReliabilityEvaluationResult, ToolCallCheck
-from agenteval_otel.evaluation.criteria import Score, criterion
-from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
+from agenteval_otel.evaluation.performance import (
+    PerformanceEvaluationResult,
+    PerformanceRunResult,
+)
+from agenteval_otel.evaluation.reliability import (
+    ReliabilityEvaluationResult,
+    ToolCallCheck,
+)
 from agenteval_otel.evaluation.results import (
     CriterionResult,
     CriterionStats,
@@ -32,6 +37,7 @@ from agenteval_otel.evaluation.results import (
     EvalSummary,
     InvocationResult,
 )
+from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
 
 __all__ = [
     "AccuracyEvaluationResult",

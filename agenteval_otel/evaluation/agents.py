@@ -127,7 +127,7 @@ class AgentCaller:
         if self._takes_kwargs:
             self._keywords = {"thread_id": "thread_id", "history": "history", **self._keywords}
         self._is_async = inspect.iscoroutinefunction(self._fn) or inspect.iscoroutinefunction(
-            getattr(self._fn, "__call__", None))
+            type(self._fn).__call__)
 
     async def __call__(self, turn: AgentTurn) -> Any:
         kwargs = {name: turn.argument(kind) for name, kind in self._keywords.items()}

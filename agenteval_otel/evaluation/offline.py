@@ -16,7 +16,7 @@ import itertools
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -140,19 +140,34 @@ def _runs(source: TraceSource) -> Iterator[Trajectory]:
         yield from iter_trajectories(itertools.chain.from_iterable(files), group="invocation")
 
 async def aevaluate_traces(
-    eval_set: EvalSet, source: TraceSource, config: EvalConfig | None = None
+    eval_set: EvalSet,
+    source: TraceSource,
+    config: EvalConfig | None = None,
+    *,
+    done: Mapping[str, EvalCaseResult] | None = None,
+    on_result: Callable[[EvalCaseResult], None] | None = None,
 ) -> EvalReport:
-    """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`)."""
+    """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`).
+
+    Cases in ``done`` are not scored again; ``on_result`` gets each new result when scored.
+    """
     started = time.perf_counter()
     config = config if config is not None else EvalConfig.default(include_judge=False)
-    scored: dict[str, EvalCaseResult] = {}
-    for case, turns in iter_matches(eval_set.eval_cases, _runs(source)):
+    scored: dict[str, EvalCaseResult] = dict(done or {})
+    pending = [case for case in eval_set.eval_cases if case.eval_id not in scored]
+    for case, turns in iter_matches(pending, _runs(source)):
         result = await score_eval_case(
             case, turns, config, missing_turns_reason="the matched conversation has fewer turns")
         result.metrics["matched_turns"] = float(len(turns))
         scored[case.eval_id] = result
-    results = [scored.get(case.eval_id) or error_result(case, UNMATCHED)
-               for case in eval_set.eval_cases]
+        if on_result is not None:
+            on_result(result)
+    for case in pending:
+        if case.eval_id not in scored:
+            scored[case.eval_id] = error_result(case, UNMATCHED)
+            if on_result is not None:
+                on_result(scored[case.eval_id])
+    results = [scored[case.eval_id] for case in eval_set.eval_cases]
     return EvalReport.from_results(
         eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
         config_used=config.model_dump(mode="json"),

@@ -60,8 +60,12 @@ class InvocationResult(BaseModel):
 
     invocation_id: str
     user_input: str | None = None
+    expected_response: str | None = None
     actual_response: str | None = None
+    expected_tool_calls: list[ToolCall] = Field(default_factory=list)
     actual_tool_calls: list[ToolCall] = Field(default_factory=list)
+    expected_node_order: list[str] = Field(default_factory=list)
+    actual_node_order: list[str] = Field(default_factory=list)
     criterion_results: list[CriterionResult] = Field(default_factory=list)
     trace_ids: list[str] = Field(default_factory=list)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.trace import TracerProvider
@@ -24,7 +24,11 @@ from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
-from agenteval_otel.evaluation.scoring import aggregate_runs, error_result, score_eval_case
+from agenteval_otel.evaluation.scoring import (
+    aggregate_runs,
+    error_result,
+    score_eval_case,
+)
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["Evaluator", "aevaluate", "evaluate"]
@@ -107,9 +111,20 @@ class Evaluator:
         return await score_eval_case(case, turns, self.config,
                                      duration_seconds=time.perf_counter() - started)
 
-    async def aevaluate(self, eval_set: EvalSet) -> EvalReport:
-        """Run and score every selected case; the report of the run."""
+    async def aevaluate(
+        self,
+        eval_set: EvalSet,
+        *,
+        done: Mapping[str, EvalCaseResult] | None = None,
+        on_result: Callable[[EvalCaseResult], None] | None = None,
+    ) -> EvalReport:
+        """Run and score every selected case; the report of the run.
+
+        Cases in ``done`` (results of an earlier, interrupted run) are not run again;
+        ``on_result`` is called with each case's result as soon as it is scored.
+        """
         started = time.perf_counter()
+        done = dict(done or {})
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one_run(case: EvalCase) -> EvalCaseResult:
@@ -117,8 +132,13 @@ class Evaluator:
                 return await self._run_case(case, eval_set.eval_set_id)
 
         async def all_runs(case: EvalCase) -> EvalCaseResult:
+            if case.eval_id in done:
+                return done[case.eval_id]
             runs = await asyncio.gather(*(one_run(case) for _ in range(self.num_runs)))
-            return aggregate_runs(runs)
+            result = aggregate_runs(runs)
+            if on_result is not None:
+                on_result(result)
+            return result
 
         results = await asyncio.gather(*(all_runs(case) for case in self.selected(eval_set)))
         return EvalReport.from_results(

@@ -14,7 +14,11 @@ from collections.abc import Sequence
 from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
 from agenteval_otel.evaluation.criteria import score_case, score_invocation
 from agenteval_otel.evaluation.models import EvalCase, Invocation
-from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult, InvocationResult
+from agenteval_otel.evaluation.results import (
+    CriterionResult,
+    EvalCaseResult,
+    InvocationResult,
+)
 from agenteval_otel.trajectory.steps import StepType
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -82,8 +86,13 @@ async def score_eval_case(
             InvocationResult(
                 invocation_id=inv.invocation_id,
                 user_input=inv.user_content.get_text(),
+                expected_response=(inv.expected_final_response.get_text()
+                                   if inv.expected_final_response else None),
                 actual_response=actual.final_response,
+                expected_tool_calls=list(inv.expected_tool_trajectory),
                 actual_tool_calls=actual.tool_calls(),
+                expected_node_order=list(inv.expected_node_order),
+                actual_node_order=actual.node_order(),
                 criterion_results=[r for r in results if r is not None],
                 trace_ids=list(actual.trace_ids),
             )

@@ -1,13 +1,21 @@
-"""Console output with rich."""
+"""Console output with rich: the eval-set table, and the report people scan after a run
+(per-criterion stats, a row per case, and for each failed or errored case the expected and
+actual trajectory side by side)."""
 
 from __future__ import annotations
 
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from agenteval_otel.evaluation.models import EvalSet
-from agenteval_otel.evaluation.results import EvalReport
+from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
+from agenteval_otel.reports.diff import tool_call_diff
 
-__all__ = ["eval_set_table", "results_table", "summary_line"]
+__all__ = [
+    "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "summary_line",
+]
 
 _PREVIEW = 60
 _WHY = 90
@@ -84,3 +92,63 @@ def summary_line(report: EvalReport) -> str:
     return (f"{s.passed_cases}/{s.total_cases} passed, {s.failed_cases} failed, "
             f"{s.error_cases} errored · mean score {s.avg_score:.2f} · "
             f"{report.duration_seconds:.1f} s")
+
+
+def criteria_table(report: EvalReport) -> Table:
+    """Per criterion: cases scored, passed, errors, mean / min / max score and pass rate."""
+    table = Table(title="criteria")
+    for column in ("criterion", "cases", "passed", "errors", "mean", "min", "max", "pass rate"):
+        table.add_column(column, justify="left" if column == "criterion" else "right")
+    for name, stats in report.summary.criterion_stats.items():
+        table.add_row(name, str(stats.count), str(stats.passed), str(stats.errors),
+                      f"{stats.mean:.2f}", f"{stats.min:.2f}", f"{stats.max:.2f}",
+                      f"{stats.pass_rate:.0%}")
+    return table
+
+
+_DIFF_STYLE = {"match": "green", "mismatch": "yellow", "missing": "red", "unexpected": "magenta"}
+
+
+def case_diff(case: EvalCaseResult) -> Panel:
+    """Expected against actual for every turn of one case."""
+    parts: list[RenderableType] = []
+    for index, inv in enumerate(case.invocation_results, start=1):
+        parts.append(Text(f"turn {index}: {inv.user_input or ''}", style="bold"))
+        rows = tool_call_diff(inv.expected_tool_calls, inv.actual_tool_calls)
+        if rows:
+            table = Table(show_edge=False, pad_edge=False, box=None)
+            for column in ("", "expected", "actual", "difference"):
+                table.add_column(column, overflow="fold")
+            for row in rows:
+                style = _DIFF_STYLE[row.status]
+                table.add_row(Text(row.status, style=style), row.expected or "—",
+                              row.actual or "—", row.note)
+            parts.append(table)
+        else:
+            parts.append(Text("no tool calls expected or made", style="dim"))
+        if inv.expected_node_order or inv.actual_node_order:
+            parts.append(Text(f"nodes    expected {' → '.join(inv.expected_node_order) or '—'}\n"
+                              f"         actual   {' → '.join(inv.actual_node_order) or '—'}"))
+        if inv.expected_response is not None or inv.actual_response is not None:
+            parts.append(Text(f"response expected {inv.expected_response!r}\n"
+                              f"         actual   {inv.actual_response!r}"))
+    for line in case.problems():
+        parts.append(Text(line.split(": ", 1)[1], style="red"))
+    status = case.status
+    return Panel(Group(*parts), title=f"{case.name or case.eval_id} — {status}",
+                 border_style=_STATUS_STYLE[status], title_align="left")
+
+
+def print_report(report: EvalReport, console: Console | None = None) -> None:
+    """The console report: criteria, results, the diff of every case that did not pass, one
+    plain line per failure (easy to find in a CI log), and a summary line."""
+    console = console or Console()
+    console.print(criteria_table(report))
+    console.print(results_table(report))
+    for case in report.results:
+        if case.status != "passed":
+            console.print(case_diff(case))
+    failures = report.failure_message()
+    if failures:
+        console.print(failures, markup=False, highlight=False, soft_wrap=True)
+    console.print(summary_line(report))
