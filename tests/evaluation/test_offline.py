@@ -12,40 +12,19 @@ from agenteval_otel import (
     EvalCase,
     EvalConfig,
     EvalSet,
-    Invocation,
-    MessageContent,
     SessionInput,
     ToolCall,
 )
 from agenteval_otel.cli import main
 from agenteval_otel.evaluation.offline import evaluate_traces, iter_matches
 from agenteval_otel.trajectory.trajectory import Trajectory
+from tests.ground_truth import ground_truth_eval_set
 
 PRODUCERS = ["google_adk_semconv_content", "langgraph_openinference", "openinference",
              "otel_v2_latest", "pydantic_ai"]
 # OpenInference records a single string argument without its key in these two LangGraph runs,
 # so no trace-level reader can give the argument a name.
 KEYLESS_ARGUMENTS = {"run5_fanout_two_parallel_nodes", "run6_fanout_single_target"}
-
-
-def _invocation(turn: dict, index: int) -> Invocation:
-    return Invocation(
-        invocation_id=f"turn{index + 1}",
-        user_content=MessageContent.user(turn["user_prompt"]),
-        expected_tool_trajectory=[ToolCall(name=c["tool_name"], args=c.get("args") or {})
-                                  for c in turn["expected_tool_trajectory"]],
-        expected_final_response=MessageContent.assistant(turn["final_response"]),
-    )
-
-
-def ground_truth_eval_set(folder: Path) -> EvalSet:
-    cases = []
-    for path in sorted(folder.glob("*.ground_truth.json")):
-        truth = json.loads(path.read_text())
-        turns = truth.get("turns") or [truth]
-        cases.append(EvalCase(eval_id=path.name.removesuffix(".ground_truth.json"),
-                              conversation=[_invocation(t, i) for i, t in enumerate(turns)]))
-    return EvalSet(eval_set_id=folder.name, eval_cases=cases)
 
 
 def _traces(folder: Path) -> list[Path]:

@@ -4,32 +4,31 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from agenteval_otel import EvalReport
 from agenteval_otel.reports.console import print_report
-from tests.reports.sample_report import sample_report
 
 
-def _render() -> str:
+def _render(report: EvalReport) -> str:
     console = Console(record=True, width=160, color_system=None)
-    print_report(sample_report(), console)
+    print_report(report, console)
     return console.export_text()
 
 
-def test_console_report_shows_stats_rows_and_diffs() -> None:
-    text = _render()
+def test_console_report_shows_stats_rows_and_diffs(report: EvalReport) -> None:
+    text = _render(report)
     assert "trajectory_match" in text and "pass rate" in text
-    for case in ("run1_sequential_two_tools", "run2_parallel_calls", "unmatched"):
+    for case in ("run1_sequential_two_tools", "run2_parallel_calls", "ghost"):
         assert case in text
-    assert "passed" in text and "failed" in text and "errored" in text
-    # the failed case's diff: a mismatched argument, a missing call
-    assert "mismatch" in text and "argument 'city': expected 'Lyon <b>&</b>', got 'London'" in text
-    assert 'missing   book_flight({"to": "Rome"})' in text or "book_flight" in text
     assert "run2_parallel_calls — failed" in text
-    assert "run1_sequential_two_tools — passed" not in text  # passed cases get no diff panel
-    assert text.rstrip().splitlines()[-1].startswith("1/4 passed, 1 failed, 2 errored")
+    assert "run3_streaming_sequential — passed" not in text  # passed cases get no diff panel
+    assert "mismatch" in text
+    assert "argument 'city': expected '<script>window.__pwned = 1</script>', got 'London'" in text
+    assert "missing" in text and "book_flight()" in text
+    assert text.rstrip().splitlines()[-1].startswith("1/5 passed, 2 failed, 2 errored")
 
 
-def test_failure_lines_are_plain_and_whole() -> None:
-    text = _render()
-    assert ("  run2_parallel_calls: trajectory_match scored 0.33 < threshold 1.00: 1/3 expected "
+def test_failure_lines_are_plain_and_whole(report: EvalReport) -> None:
+    text = _render(report)
+    assert ("  run2_parallel_calls: trajectory_match scored 0.50 < threshold 0.80: 1/2 expected "
             "call(s) matched") in text
-    assert "  unmatched: error: unmatched: no trace found" in text
+    assert "  ghost: error: unmatched: no trace found" in text

@@ -1,0 +1,69 @@
+"""A report with passes, failures and errors, and hostile text in every place it can reach.
+
+Three real OpenInference runs are scored against their ground truth: run1 expects a tool it never
+called (failed, a *missing* diff row), run2 expects another argument that is a ``<script>``
+(failed, a *mismatch* row), run3 passes, and a case no trace matches errors. One case is built
+directly: its judge failed (errored), and its user input, name, tool arguments, node names and
+reasons are markup.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agenteval_otel import (
+    CriterionConfig,
+    CriterionResult,
+    EvalCase,
+    EvalCaseResult,
+    EvalConfig,
+    EvalReport,
+    EvalSet,
+    InvocationResult,
+    ToolCall,
+    evaluate_traces,
+)
+from tests.conftest import SHARED_DATA
+from tests.ground_truth import ground_truth_eval_set
+
+OPENINFERENCE = SHARED_DATA / "traces" / "generated" / "openinference"
+
+SCRIPT = "<script>window.__pwned = 1</script>"
+IMG = '<img src="x" onerror="window.__pwned = 2">'
+
+
+def _hostile_case() -> EvalCaseResult:
+    judge = CriterionResult.failure("llm_judge", 0.7, f"judge answered {SCRIPT}")
+    trajectory = CriterionResult(criterion="trajectory_match", score=0.0, passed=False,
+                                 threshold=0.8, details={"reason": f"unexpected: {IMG}"})
+    turn = InvocationResult(
+        invocation_id="turn1", user_input=f"Weather in {SCRIPT}?",
+        expected_response="Sunny.", actual_response=f"</p>{IMG}",
+        actual_tool_calls=[ToolCall(name="search", args={"q": f"</td>{SCRIPT}"})],
+        expected_node_order=["plan", "respond"], actual_node_order=["plan", f"<b>{SCRIPT}</b>"],
+        criterion_results=[trajectory, judge])
+    return EvalCaseResult(eval_id="hostile", name=f"<i>{IMG}</i>", passed=False,
+                          criterion_results=[trajectory, judge], invocation_results=[turn],
+                          metrics={"tool_calls": 1.0, "runs": 3.0, "pass@1": 1 / 3, "pass@k": 1.0,
+                                   "pass^k": 0.0})
+
+
+@pytest.fixture(scope="session")
+def report() -> EvalReport:
+    if not OPENINFERENCE.is_dir():
+        pytest.fail(f"shared test data not found at {OPENINFERENCE}")
+    cases = ground_truth_eval_set(OPENINFERENCE).eval_cases
+    cases[0].conversation[0].expected_tool_trajectory.append(ToolCall(name="book_flight"))
+    cases[1].conversation[0].expected_tool_trajectory[0].args = {"city": SCRIPT}
+    cases.append(EvalCase.single_turn("A question nobody asked", eval_id="ghost"))
+    config = EvalConfig(criteria={
+        "trajectory_match": CriterionConfig.trajectory(0.8, check_args=True),
+        "response_match": CriterionConfig.response(0.7),
+    })
+    scored = evaluate_traces(EvalSet(eval_set_id="openinference", name="weather runs",
+                                     eval_cases=cases),
+                             sorted(OPENINFERENCE.glob("*.otlp.json")), config)
+    return EvalReport.from_results(scored.eval_set_id, [*scored.results, _hostile_case()],
+                                   eval_set_name=scored.eval_set_name,
+                                   config_used=scored.config_used,
+                                   duration_seconds=scored.duration_seconds)
