@@ -123,14 +123,16 @@ def test_fewer_turns_than_expected_errors_the_case() -> None:
 
 # --- the command line --------------------------------------------------------------------------
 
-def test_cli_eval_passes_and_fails(shared_data: Path, tmp_path: Path,
+def test_cli_eval_passes_and_fails(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # the run file goes to ./.agenteval
     folder = shared_data / "traces" / "generated" / "pydantic_ai"
     eval_set = ground_truth_eval_set(folder)
     good = eval_set.save(tmp_path / "good.evalset.json")
     traces = [str(p) for p in _traces(folder)]
     report_path = tmp_path / "report.json"
     assert main(["eval", str(good), "--traces", *traces, "--report", str(report_path)]) == 0
+    assert (tmp_path / ".agenteval" / "pydantic_ai.eval.jsonl").exists()
     saved = json.loads(report_path.read_text())
     assert saved["summary"]["passed_cases"] == len(eval_set.eval_cases)
     assert saved["results"][0]["actual_trajectory"] and saved["results"][0]["trace_ids"]
@@ -141,7 +143,9 @@ def test_cli_eval_passes_and_fails(shared_data: Path, tmp_path: Path,
     assert "never_called" in capsys.readouterr().out
 
 
-def test_cli_eval_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_eval_bad_input_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
     from tests.conftest import REPO_ROOT
 
     evalset = str(REPO_ROOT / "examples" / "weather_agent.evalset.json")
