@@ -53,6 +53,7 @@ class AccuracyEvaluationResult(BaseModel):
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` with the summary and the judge's critiques if not passed."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this one
         if not self.passed:
             critiques = [f"  - {s.score:g}/10: {s.critique}" for s in self.evaluation_scores]
             raise AssertionError("\n".join([self.summary, *critiques]))

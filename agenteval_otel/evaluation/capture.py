@@ -75,7 +75,9 @@ class TurnCapture:
         self.processor = TrajectoryProcessor(self._deliver, group="trace")
         provider.add_span_processor(_EvalTagProcessor())
         provider.add_span_processor(self.processor)
-        self._provider = provider
+        # the tracer, not the provider: the capture must not keep its provider alive (it is
+        # the value of a weak-keyed cache whose key is that provider)
+        self._tracer = provider.get_tracer("agenteval_otel.evaluation")
 
     def _deliver(self, trajectory: Trajectory) -> None:
         for trace_id in trajectory.trace_ids:
@@ -91,7 +93,6 @@ class TurnCapture:
         """Call the agent for ``turn`` inside a new trace; its trajectory and its reply."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Trajectory] = loop.create_future()
-        tracer = self._provider.get_tracer("agenteval_otel.evaluation")
         attributes = {
             attr.GEN_AI_OPERATION_NAME: attr.OP_INVOKE_AGENT,
             attr.GEN_AI_AGENT_NAME: caller.name,
@@ -101,7 +102,7 @@ class TurnCapture:
         }
         token = _EVAL_TAGS.set((eval_set_id, turn.eval_id))
         try:
-            with tracer.start_as_current_span(
+            with self._tracer.start_as_current_span(
                 f"invoke_agent {caller.name}", context=otel_context.Context(),
                 attributes=attributes, record_exception=False, set_status_on_exception=False,
             ) as span:

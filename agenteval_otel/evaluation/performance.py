@@ -122,5 +122,6 @@ class PerformanceEvaluationResult(BaseModel):
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` with the summary if a threshold is exceeded."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this one
         if not self.passed:
             raise AssertionError(self.summary)

@@ -41,5 +41,6 @@ class ReliabilityEvaluationResult(BaseModel):
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` whose message is the summary if the evaluation failed."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this one
         if not self.passed:
             raise AssertionError(self.summary)

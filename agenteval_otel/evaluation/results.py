@@ -243,6 +243,7 @@ class EvalReport(BaseModel):
 
     def assert_passed(self) -> None:
         """Raise ``AssertionError`` naming each failing case, criterion, score and reason."""
+        __tracebackhide__ = True  # pytest shows the caller's line, not this one
         if not self.passed:
             raise AssertionError(self.failure_message())
 

@@ -6,6 +6,8 @@ split on anything that is not a letter or digit, Porter-stem ASCII tokens longer
 characters — and keeps letters of every script, splitting ideographic scripts (which use no
 spaces) into single characters. On ASCII text the numbers are identical to ADK's.
 
+``rouge-score`` (and the NLTK stemmer) load on the first score, not on import.
+
 >>> rouge1_f("sunny", "sunny sunny sunny")
 0.5
 >>> rouge1_f("run", "running")
@@ -15,10 +17,9 @@ spaces) into single characters. On ASCII text the numbers are identical to ADK's
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-
-from nltk.stem import porter
-from rouge_score import rouge_scorer, tokenizers
+from collections.abc import Callable
+from functools import cache, lru_cache
+from typing import Any
 
 __all__ = ["rouge1_f"]
 
@@ -29,13 +30,11 @@ _IDEOGRAPHIC = re.compile(
 _ASCII_WORD = re.compile(r"^[a-z0-9]+$")
 
 
-class _UnicodeTokenizer(tokenizers.Tokenizer):
-    def __init__(self) -> None:
-        self._stemmer = porter.PorterStemmer()
+class _UnicodeTokenizer:
+    """rouge-score's tokenizer interface: ``tokenize(text) -> list[str]``."""
 
-    @lru_cache(maxsize=65536)  # noqa: B019 - one tokenizer per process, bounded cache
-    def _stem(self, token: str) -> str:
-        return str(self._stemmer.stem(token))
+    def __init__(self, stem: Callable[[str], str]) -> None:
+        self._stem = lru_cache(maxsize=65536)(stem)
 
     def tokenize(self, text: str) -> list[str]:
         tokens: list[str] = []
@@ -49,9 +48,15 @@ class _UnicodeTokenizer(tokenizers.Tokenizer):
         return tokens
 
 
-_SCORER = rouge_scorer.RougeScorer(["rouge1"], tokenizer=_UnicodeTokenizer())
+@cache
+def _scorer() -> Any:
+    from nltk.stem import porter
+    from rouge_score import rouge_scorer
+
+    stemmer = porter.PorterStemmer()
+    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_UnicodeTokenizer(lambda t: str(stemmer.stem(t))))
 
 
 def rouge1_f(reference: str, candidate: str) -> float:
     """ROUGE-1 F-measure of ``candidate`` against ``reference``."""
-    return float(_SCORER.score(reference, candidate)["rouge1"].fmeasure)
+    return float(_scorer().score(reference, candidate)["rouge1"].fmeasure)
