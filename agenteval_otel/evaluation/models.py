@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -196,7 +196,7 @@ class ConversationScenario(BaseModel):
         return data
 
 
-ConversationTurn = tuple[str, str]
+ConversationTurn = tuple[str, Union[str, None]]
 
 
 class EvalCase(BaseModel):
@@ -262,21 +262,15 @@ class EvalCase(BaseModel):
         session_input: SessionInput | None = None,
     ) -> EvalCase:
         """A case of one turn."""
-        turn = Invocation(
-            user_content=MessageContent.user(user_query),
-            expected_final_response=(
-                None if expected_response is None else MessageContent.assistant(expected_response)
-            ),
-            expected_tool_trajectory=list(expected_tools or []),
-            expected_node_order=list(expected_node_order or []),
-        )
-        return cls(
-            eval_id=eval_id or _new_id(),
+        return cls.multi_turn(
+            [(user_query, expected_response)],
+            expected_tools,
+            expected_node_order,
+            eval_id=eval_id,
             name=name,
             description=description,
-            conversation=[turn],
-            tags=list(tags),
-            metadata=dict(metadata or {}),
+            tags=tags,
+            metadata=metadata,
             session_input=session_input,
         )
 
