@@ -72,11 +72,11 @@ def _is_empty(value: Any) -> bool:
 
 
 def _fill(primary: SpanReading, other: SpanReading) -> SpanReading:
-    updates = {
-        name: getattr(other, name)
-        for name in _FILLABLE
-        if _is_empty(getattr(primary, name)) and not _is_empty(getattr(other, name))
-    }
+    updates = {}
+    for name in _FILLABLE:  # most of ``other`` is empty: look at it first
+        value = getattr(other, name)
+        if value is not None and value != () and _is_empty(getattr(primary, name)):
+            updates[name] = value
     if "output" in updates and other.output_is_final:
         updates["output_is_final"] = True
     return replace(primary, **updates) if updates else primary
