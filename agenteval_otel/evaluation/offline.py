@@ -12,11 +12,13 @@ A case with no match is reported as errored, never dropped.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -139,6 +141,22 @@ def _runs(source: TraceSource) -> Iterator[Trajectory]:
         files = [read_spans(path) for path in items]  # type: ignore[arg-type]
         yield from iter_trajectories(itertools.chain.from_iterable(files), group="invocation")
 
+@contextmanager
+def _rare_full_collections() -> Iterator[None]:
+    """A long offline run keeps every case's result, and each full garbage collection walks all
+    of them again; make full collections rare for the run, then restore the thresholds."""
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], _FULL_COLLECTION_EVERY))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+_FULL_COLLECTION_EVERY = 1000
+"""Generation-1 collections between full ones during an offline run (CPython's default: 10)."""
+
+
 async def aevaluate_traces(
     eval_set: EvalSet,
     source: TraceSource,
@@ -155,13 +173,15 @@ async def aevaluate_traces(
     config = config if config is not None else EvalConfig.default(include_judge=False)
     scored: dict[str, EvalCaseResult] = dict(done or {})
     pending = [case for case in eval_set.eval_cases if case.eval_id not in scored]
-    for case, turns in iter_matches(pending, _runs(source)):
-        result = await score_eval_case(
-            case, turns, config, missing_turns_reason="the matched conversation has fewer turns")
-        result.metrics["matched_turns"] = float(len(turns))
-        scored[case.eval_id] = result
-        if on_result is not None:
-            on_result(result)
+    with _rare_full_collections():
+        for case, turns in iter_matches(pending, _runs(source)):
+            result = await score_eval_case(
+                case, turns, config,
+                missing_turns_reason="the matched conversation has fewer turns")
+            result.metrics["matched_turns"] = float(len(turns))
+            scored[case.eval_id] = result
+            if on_result is not None:
+                on_result(result)
     for case in pending:
         if case.eval_id not in scored:
             scored[case.eval_id] = error_result(case, UNMATCHED)

@@ -155,3 +155,12 @@ def test_cli_eval_bad_input_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     bad_config.write_text('{"criteria": {"no_such_criterion": 1}}')
     assert main(["eval", evalset, "--traces", "x.json", "--config", str(bad_config)]) == 2
     assert "unknown criterion 'no_such_criterion'" in capsys.readouterr().err
+
+
+def test_gc_thresholds_are_restored_after_a_run(shared_data: Path) -> None:
+    import gc
+
+    before = gc.get_threshold()
+    folder = shared_data / "traces" / "generated" / "openinference"
+    evaluate_traces(ground_truth_eval_set(folder), _traces(folder))
+    assert gc.get_threshold() == before
