@@ -6,6 +6,7 @@ Exit codes: 0 = all passed, 1 = some case failed or errored, 2 = bad input.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,15 +44,11 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
     from agenteval_otel.traces.files import read_trajectories
     from agenteval_otel.trajectory.render import trajectories_json, trajectories_table
 
-    found = read_trajectories(args.files, group=args.group)
+    found = read_trajectories(args.files, group=args.group)  # skipped lines are logged
     if args.format == "json":
         print(trajectories_json(found.trajectories))
     else:
         Console().print(trajectories_table(found.trajectories))
-    for path, skipped in found.skipped.items():
-        lines = ", ".join(str(item.line) for item in skipped)
-        message = f"skipped {len(skipped)} unreadable line(s): {lines}"
-        print(f"agenteval: warning: {path}: {message}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -261,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = _build_parser()
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR if getattr(args, "quiet", False) else logging.WARNING,
+                        format="agenteval: %(levelname)s: %(message)s")
     handler: Command = args.handler
     try:
         return handler(args)
