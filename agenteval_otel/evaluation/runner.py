@@ -14,6 +14,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 from opentelemetry.trace import TracerProvider
@@ -29,6 +30,7 @@ from agenteval_otel.evaluation.scoring import (
     error_result,
     score_eval_case,
 )
+from agenteval_otel.tracing._tracer import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["Evaluator", "aevaluate", "evaluate"]
@@ -45,7 +47,8 @@ class Evaluator:
     ``response_match`` 0.7). ``concurrency`` cases run at once; a case taking longer than
     ``timeout_s`` is errored. ``num_runs > 1`` runs every case that many times and reports
     pass@k and pass^k. ``tags`` keeps only the cases that carry one of them. Spans go to
-    ``tracer_provider`` (default: the provider ``configure()`` set up, else the global one).
+    ``tracer_provider`` (our decorators' too, for the length of a run; default: the provider
+    ``configure()`` set up, else the global one).
     """
 
     def __init__(
@@ -140,7 +143,9 @@ class Evaluator:
                 on_result(result)
             return result
 
-        results = await asyncio.gather(*(all_runs(case) for case in self.selected(eval_set)))
+        routing = routed_to(self._provider) if self._provider is not None else nullcontext()
+        with routing:  # our decorators' spans go where the turns are captured
+            results = await asyncio.gather(*(all_runs(case) for case in self.selected(eval_set)))
         return EvalReport.from_results(
             eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
             config_used=self.config.model_dump(mode="json"),

@@ -6,12 +6,14 @@ globally after a function was decorated is still the one used.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 
 from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
 
-__all__ = ["current_provider", "current_tracer", "release_provider", "route_to_provider"]
+__all__ = ["current_provider", "current_tracer", "release_provider", "route_to_provider", "routed_to"]
 
 INSTRUMENTATION_NAME = "agenteval_otel"
 
@@ -52,3 +54,15 @@ def release_provider(provider: TracerProvider) -> None:
 def current_provider() -> TracerProvider:
     """The provider our steps' spans go to: the routed one, else the global one."""
     return _routed if _routed is not None else trace.get_tracer_provider()
+
+
+@contextmanager
+def routed_to(provider: TracerProvider) -> Iterator[None]:
+    """Send our steps' spans to ``provider`` inside the block, then route as before."""
+    global _routed
+    previous = _routed
+    _routed = provider
+    try:
+        yield
+    finally:
+        _routed = previous

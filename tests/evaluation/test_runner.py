@@ -264,3 +264,20 @@ def test_cli_run_failing_case_exits_1(tmp_path: Path) -> None:
     assert "paris_weather: trajectory_match scored 0.50 < threshold 0.80" in proc.stdout
     bad = _agenteval("run", "failing.evalset.json", "--agent", "no_such_module:agent", cwd=tmp_path)
     assert bad.returncode == 2 and "cannot import 'no_such_module'" in bad.stderr
+
+
+def test_a_given_tracer_provider_receives_the_decorators_spans_too(exported: InMemorySpanExporter) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agenteval_otel.tracing._tracer import current_provider
+
+    routed_before = current_provider()
+    own = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(own))
+    report = evaluate(_echo_set(3), async_echo, STRICT, tracer_provider=provider)
+    report.assert_passed()  # the tool calls were captured: they went to the given provider
+    assert {s.name for s in own.get_finished_spans()} >= {"execute_tool lookup", "invoke_agent echo-agent"}
+    assert not exported.get_finished_spans()
+    assert current_provider() is routed_before
