@@ -14,7 +14,6 @@ import contextvars
 import logging
 import threading
 import weakref
-from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -89,8 +88,8 @@ class TurnCapture:
 
     async def run_turn(
         self, caller: AgentCaller, turn: AgentTurn, *, eval_set_id: str
-    ) -> tuple[Trajectory, Any]:
-        """Call the agent for ``turn`` inside a new trace; its trajectory and its reply."""
+    ) -> tuple[Trajectory, str | None]:
+        """Call the agent for ``turn`` inside a new trace; its trajectory and its reply's text."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Trajectory] = loop.create_future()
         attributes = {
@@ -133,7 +132,7 @@ class TurnCapture:
                                     user_input=turn.user_input, final_response=text)
         if trajectory.final_response is None and text is not None:
             trajectory = trajectory.model_copy(update={"final_response": text})
-        return trajectory, reply
+        return trajectory, text
 
 
 _captures: weakref.WeakKeyDictionary[SdkTracerProvider, TurnCapture] = weakref.WeakKeyDictionary()

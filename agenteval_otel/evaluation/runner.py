@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.evaluation._sync import run_sync
-from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
+from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
@@ -96,7 +96,7 @@ class Evaluator:
             trajectory, reply = await capture.run_turn(self.caller, turn, eval_set_id=eval_set_id)
             turns.append(trajectory)
             history += [{"role": "user", "content": user_text},
-                        {"role": "assistant", "content": reply_text(reply) or ""}]
+                        {"role": "assistant", "content": reply or ""}]
         return turns
 
     async def _run_case(self, case: EvalCase, eval_set_id: str) -> EvalCaseResult:
