@@ -47,6 +47,11 @@ class CriterionResult(BaseModel):
         """Why the criterion scored as it did (``details["reason"]``, else the error)."""
         return str(self.details.get("reason") or self.error or "")
 
+    @property
+    def shortfall(self) -> str:
+        """``trajectory_match scored 0.50 < threshold 0.80``: how a failed result fell short."""
+        return f"{self.criterion} scored {self.score:.2f} < threshold {self.threshold:.2f}"
+
     @classmethod
     def failure(cls, criterion: str, threshold: float, error: str) -> CriterionResult:
         """A criterion that could not be scored: ``error`` set, score 0, not passed."""
@@ -115,10 +120,7 @@ class EvalCaseResult(BaseModel):
                 lines.append(f"{self.eval_id}: {r.criterion} errored: {r.error}")
             elif not r.passed:
                 reason = f": {r.reason}" if r.reason else ""
-                lines.append(
-                    f"{self.eval_id}: {r.criterion} scored {r.score:.2f} "
-                    f"< threshold {r.threshold:.2f}{reason}"
-                )
+                lines.append(f"{self.eval_id}: {r.shortfall}{reason}")
         return lines
 
 

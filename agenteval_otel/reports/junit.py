@@ -48,8 +48,7 @@ def _testcase(suite: ET.Element, report: EvalReport, case: EvalCaseResult) -> No
             _element(element, "error", {"type": result.criterion, "message": result.error},
                      result.details.get("traceback") or result.error)
         elif not result.passed:
-            message = (f"{result.criterion} scored {result.score:.2f} < threshold "
-                       f"{result.threshold:.2f}")
+            message = result.shortfall
             body = [message, *([result.reason] if result.reason else [])]
             for inv in case.invocation_results:
                 calls = ", ".join(c.name for c in inv.actual_tool_calls) or "none"
