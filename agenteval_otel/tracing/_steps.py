@@ -21,7 +21,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
 from opentelemetry.util.types import AttributeValue
 
-from agenteval_otel.tracing import attributes as attr
+from agenteval_otel import semconv as attr
 from agenteval_otel.tracing._binding import ArgumentBinder
 from agenteval_otel.tracing._messages import read_message, text_messages_json
 from agenteval_otel.tracing._tracer import current_tracer

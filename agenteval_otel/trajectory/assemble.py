@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenteval_otel.evaluation.models import MessageContent
-from agenteval_otel.tracing.attributes import EVAL_ID
+from agenteval_otel.semconv import EVAL_ID
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
     RequestedToolCall,

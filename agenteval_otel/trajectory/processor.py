@@ -28,7 +28,7 @@ from typing import Literal
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from agenteval_otel.tracing.attributes import EVALUATION_SPAN
+from agenteval_otel.semconv import EVALUATION_SPAN
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory

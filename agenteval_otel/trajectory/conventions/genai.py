@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agenteval_otel.tracing import attributes as attr
+from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
@@ -35,13 +35,10 @@ _OTHER_OPERATIONS = frozenset(
 )
 _HANDOFF_TOOLS = frozenset({"transfer_to_agent"})  # Google ADK's agent transfer
 _PHANTOM_TOOLS = frozenset({"(merged tools)", "(merged)"})  # Google ADK after parallel calls
-_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
-_WORKFLOW_NAME = "gen_ai.workflow.name"
-_TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 _PYDANTIC_FINAL_RESULT = "final_result"
 _PYDANTIC_ALL_MESSAGES = "pydantic_ai.all_messages"
-_INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, "gen_ai.usage.prompt_tokens")
-_OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, "gen_ai.usage.completion_tokens")
+_INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, attr.GEN_AI_USAGE_PROMPT_TOKENS)
+_OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, attr.GEN_AI_USAGE_COMPLETION_TOKENS)
 
 
 def _suffix(name: str, operation: str) -> str:
@@ -53,7 +50,7 @@ def _messages(record: SpanRecord, key: str) -> tuple[ChatMessage, ...]:
     if found:
         return found
     for event in record.events:
-        if event.name == _DETAILS_EVENT and key in event.attributes:
+        if event.name == attr.GEN_AI_INFERENCE_DETAILS_EVENT and key in event.attributes:
             return parse_messages(event.attributes[key])
     return ()
 
@@ -95,7 +92,7 @@ def _read_agent(record: SpanRecord, a: dict[str, Any], operation: str) -> SpanRe
     inputs = _messages(record, attr.GEN_AI_INPUT_MESSAGES) or parse_messages(a.get(_PYDANTIC_ALL_MESSAGES))
     outputs = _messages(record, attr.GEN_AI_OUTPUT_MESSAGES)
     final = a.get(_PYDANTIC_FINAL_RESULT)
-    name = a.get(attr.GEN_AI_AGENT_NAME) or a.get(_WORKFLOW_NAME) or _suffix(record.name, operation)
+    name = a.get(attr.GEN_AI_AGENT_NAME) or a.get(attr.GEN_AI_WORKFLOW_NAME) or _suffix(record.name, operation)
     return SpanReading(
         SpanRole.AGENT,
         str(name),
@@ -128,7 +125,7 @@ def read_genai(record: SpanRecord) -> SpanReading | None:
             input_messages=_messages(record, attr.GEN_AI_INPUT_MESSAGES),
             output_messages=_messages(record, attr.GEN_AI_OUTPUT_MESSAGES),
             usage=TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS),
-            tool_definitions=tool_definitions(a.get(_TOOL_DEFINITIONS)),
+            tool_definitions=tool_definitions(a.get(attr.GEN_AI_TOOL_DEFINITIONS)),
             conversation_id=_conversation(a),
         )
     if operation == attr.OP_INVOKE_NODE:

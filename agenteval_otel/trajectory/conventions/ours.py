@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agenteval_otel.tracing import attributes as attr
+from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (

@@ -1,8 +1,10 @@
-"""Every span attribute key that agenteval-otel writes or reads for its own spans, in one place.
+"""The vocabulary: every span attribute key and value agenteval-otel writes, and the standard
+keys it reads, in one place. Constants only; every stage imports it, it imports nothing.
 
 Keys of the OpenTelemetry GenAI semantic conventions come first, then the proposals we follow where
 no standard exists yet (nodes, conditional edges), then our own ``agenteval.*`` keys, which are
-always written so that reading our spans never depends on a moving standard.
+always written so that reading our spans never depends on a moving standard. Keys that only one
+third-party producer writes live with that producer's reader in ``trajectory/conventions/``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"  # older name of input_tokens
+GEN_AI_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"  # older name of output_tokens
+GEN_AI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+GEN_AI_INFERENCE_DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
 ERROR_TYPE: Final = "error.type"
 
 # gen_ai.operation.name values
