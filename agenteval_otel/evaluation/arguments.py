@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agenteval_otel.trajectory.messages import json_equal, parse_args
 
 __all__ = ["ArgMatch", "ArgRule", "args_diff", "args_match", "parse_args"]
 
@@ -72,33 +74,15 @@ class ArgMatch(BaseModel):
         """The rule that applies to calls of ``tool_name``."""
         return self.tools.get(tool_name, self)
 
-
-def parse_args(value: Any) -> dict[str, Any]:
-    """Arguments as a dict: a JSON object string is parsed, ``None`` is empty, anything else
-    that is not a mapping is kept under ``"value"``."""
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, (str, bytes)):
-        text = value.strip()
-        if not text:
-            return {}
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            return {"value": value}
-        return dict(parsed) if isinstance(parsed, dict) else {"value": parsed}
-    return {"value": value}
+    def arguments_match(self, expected: Mapping[str, Any], actual: Mapping[str, Any], tool_name: str) -> bool:
+        """Whether ``actual`` satisfies ``expected`` for a call of ``tool_name`` (``ToolCall.matches``)."""
+        return not args_diff(expected, actual, self, tool_name)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _rule_verdict(rule: ArgRule) -> Callable[[Any, Any], bool | None]:
+    """The per-value check of a key rule, for ``json_equal``: a bool when the rule decides."""
 
-
-def values_equal(expected: Any, actual: Any, rule: ArgRule | None = None) -> bool:
-    """JSON-normalised equality of two values, under an optional key rule."""
-    if rule is not None:
+    def verdict(expected: Any, actual: Any) -> bool | None:
         if rule.ignore:
             return True
         if rule.regex is not None:
@@ -108,25 +92,18 @@ def values_equal(expected: Any, actual: Any, rule: ArgRule | None = None) -> boo
             return math.isclose(expected, actual, rel_tol=0.0, abs_tol=rule.tolerance)
         if rule.case_insensitive and isinstance(expected, str) and isinstance(actual, str):
             return expected.casefold() == actual.casefold()
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
-    if _is_number(expected) or _is_number(actual):
-        return _is_number(expected) and _is_number(actual) and expected == actual
-    if isinstance(expected, Mapping) or isinstance(actual, Mapping):
-        if isinstance(expected, str) or isinstance(actual, str):
-            return values_equal(parse_args(expected), parse_args(actual), rule)
-        if not (isinstance(expected, Mapping) and isinstance(actual, Mapping)):
-            return False
-        return expected.keys() == actual.keys() and all(
-            values_equal(expected[k], actual[k], rule) for k in expected
-        )
-    if isinstance(expected, (list, tuple)) or isinstance(actual, (list, tuple)):
-        if not (isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple))):
-            return False
-        return len(expected) == len(actual) and all(
-            values_equal(e, a, rule) for e, a in zip(expected, actual)
-        )
-    return bool(expected == actual)
+        return None
+
+    return verdict
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def values_equal(expected: Any, actual: Any, rule: ArgRule | None = None) -> bool:
+    """JSON-normalised equality of two values, under an optional key rule."""
+    return json_equal(expected, actual, None if rule is None else _rule_verdict(rule))
 
 
 def args_diff(

@@ -1,7 +1,7 @@
 """The eval-set models: what an agent is asked and what it is expected to do.
 
 ``EvalSet`` ⊃ ``EvalCase`` ⊃ ``Invocation`` (one conversation turn) ⊃ ``MessageContent`` and
-``ToolCall``. Input from users is strict (unknown fields are errors); convenience constructors
+``ToolCall`` (the data shapes trajectories use too, from ``agenteval_otel.trajectory.messages``). Input from users is strict (unknown fields are errors); convenience constructors
 accept plain strings where a message or a tool name is meant.
 
 >>> case = EvalCase.single_turn(user_query="Weather in Tokyo?", expected_tools=["get_weather"])
@@ -19,8 +19,8 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agenteval_otel.evaluation.adk import eval_set_data
-from agenteval_otel.evaluation.arguments import ArgMatch, args_match, parse_args
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+from agenteval_otel.trajectory.messages import MessageContent, ToolCall
 
 __all__ = [
     "ConversationScenario",
@@ -32,88 +32,12 @@ __all__ = [
     "ToolCall",
 ]
 
-_ROLE_ALIASES = {"model": "assistant", "ai": "assistant", "human": "user"}
-
-
 def _new_id() -> str:
     return str(uuid.uuid4())
 
 
-class MessageContent(BaseModel):
-    """A message: a role and its content, as text or as a list of parts.
-
-    Parts are dicts such as ``{"type": "text", "text": ...}`` or Google ADK's ``{"text": ...}``.
-    The role ``model`` (ADK) reads as ``assistant``.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    role: str
-    content: str | list[dict[str, Any]]
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("role")
-    @classmethod
-    def _normalise_role(cls, role: str) -> str:
-        return _ROLE_ALIASES.get(role.lower(), role.lower())
-
-    @classmethod
-    def user(cls, text: str, **metadata: Any) -> MessageContent:
-        """A user message."""
-        return cls(role="user", content=text, metadata=metadata)
-
-    @classmethod
-    def assistant(cls, text: str, **metadata: Any) -> MessageContent:
-        """An assistant message."""
-        return cls(role="assistant", content=text, metadata=metadata)
-
-    def get_text(self) -> str:
-        """The text of the message; text parts are joined with a newline."""
-        if isinstance(self.content, str):
-            return self.content
-        texts = [part["text"] for part in self.content if isinstance(part.get("text"), str)]
-        return "\n".join(texts)
-
-
 def _as_message(value: Any, role: str) -> Any:
     return {"role": role, "content": value} if isinstance(value, str) else value
-
-
-class ToolCall(BaseModel):
-    """An expected or actual tool call. ``args`` given as a JSON string is parsed."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    call_id: str | None = None
-    result: Any | None = None
-
-    @field_validator("args", mode="before")
-    @classmethod
-    def _parse_args(cls, value: Any) -> Any:
-        return value if isinstance(value, dict) else parse_args(value)
-
-    def matches(
-        self,
-        actual: ToolCall,
-        check_args: bool = True,
-        check_call_id: bool = False,
-        arg_match: ArgMatch | None = None,
-    ) -> bool:
-        """Whether ``actual`` satisfies this expected call.
-
-        Names must be equal. With ``check_args``, an expected ``args`` of ``{}`` matches any
-        arguments; otherwise the arguments compare under ``arg_match`` (default: equal after
-        JSON normalisation). With ``check_call_id``, the call ids must be equal too.
-        """
-        if self.name != actual.name:
-            return False
-        if check_call_id and self.call_id != actual.call_id:
-            return False
-        if check_args and self.args:
-            return args_match(self.args, actual.args, arg_match, self.name)
-        return True
 
 
 def _as_tool_calls(value: Any) -> Any:

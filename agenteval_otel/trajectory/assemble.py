@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agenteval_otel.evaluation.models import MessageContent
 from agenteval_otel.semconv import EVAL_ID
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
@@ -28,6 +27,7 @@ from agenteval_otel.trajectory.conventions import (
     read_span,
 )
 from agenteval_otel.trajectory.conventions.values import text_from
+from agenteval_otel.trajectory.messages import MessageContent
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.steps import TrajectoryStep
 from agenteval_otel.trajectory.trajectory import Trajectory
@@ -217,17 +217,16 @@ def _is_handoff(call: RequestedToolCall, agent_names: set[str]) -> bool:
     )
 
 
-def _meta(record: SpanRecord, reading: SpanReading) -> dict[str, Any]:
-    meta: dict[str, Any] = {
+def _origin(record: SpanRecord, reading: SpanReading) -> dict[str, Any]:
+    """The typed fields every step read from a span has: where it came from and how it went."""
+    return {
         "span_id": record.span_id,
         "trace_id": record.trace_id,
         "duration_ms": record.duration_ns / 1e6,
-        "convention": reading.convention,
+        "error": reading.error,
+        "timestamp": record.start_ns / 1e9,
+        "metadata": {"convention": reading.convention, **dict(reading.metadata)},
     }
-    if reading.error is not None:
-        meta["error"] = reading.error
-    meta.update(reading.metadata)
-    return meta
 
 
 def _output_text(reading: SpanReading) -> str | None:
@@ -239,7 +238,7 @@ def _output_text(reading: SpanReading) -> str | None:
 
 def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) -> TrajectoryStep:
     match = requested.take(reading.name, reading.call_id, reading.args)
-    meta = _meta(record, reading)
+    fields = _origin(record, reading)
     args = reading.args
     if args is None and match is not None and match.args is not None:
         args = match.args
@@ -250,12 +249,10 @@ def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) 
         if parameter is not None:
             args = {parameter: reading.raw_args}
         else:
-            meta["raw_args"] = reading.raw_args
+            fields["metadata"]["raw_args"] = reading.raw_args
     call_id = reading.call_id or (match.call_id if match else None)
     result = reading.result if reading.result is not None else requested.response(call_id)
-    return TrajectoryStep.tool(
-        reading.name, args or {}, result=result, call_id=call_id, timestamp=record.start_ns / 1e9, **meta
-    )
+    return TrajectoryStep.tool(reading.name, args or {}, result=result, call_id=call_id, **fields)
 
 
 def _requested_steps(
@@ -265,9 +262,9 @@ def _requested_steps(
     for call in reading.requested_tool_calls:
         if _is_handoff(call, agent_names):
             continue
-        meta = {"span_id": record.span_id, "trace_id": record.trace_id, "requested": True}
+        metadata: dict[str, Any] = {"requested": True}
         if call.args is None and call.raw_args is not None:
-            meta["raw_args"] = call.raw_args
+            metadata["raw_args"] = call.raw_args
         steps.append(
             TrajectoryStep.tool(
                 call.name,
@@ -275,7 +272,9 @@ def _requested_steps(
                 result=requested.response(call.call_id),
                 call_id=call.call_id,
                 timestamp=record.end_ns / 1e9,
-                **meta,
+                span_id=record.span_id,
+                trace_id=record.trace_id,
+                metadata=metadata,
             )
         )
     return steps
@@ -288,32 +287,28 @@ def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]]) -> list[TrajectorySt
     agent_names = {_normal_name(r.name) for r in readings if r.role is SpanRole.AGENT}
     steps: list[TrajectoryStep] = []
     for record, reading in scope:
-        timestamp = record.start_ns / 1e9
         if reading.role is SpanRole.TOOL:
             steps.append(_tool_step(record, reading, requested))
         elif reading.role is SpanRole.NODE:
-            steps.append(TrajectoryStep.node(reading.name, timestamp=timestamp, **_meta(record, reading)))
+            steps.append(TrajectoryStep.node(reading.name, **_origin(record, reading)))
         elif reading.role is SpanRole.CONDITIONAL:
             steps.append(
                 TrajectoryStep.conditional(
-                    reading.name,
-                    reading.branch,
-                    value=reading.value,
-                    timestamp=timestamp,
-                    **_meta(record, reading),
+                    reading.name, reading.branch, value=reading.value, **_origin(record, reading)
                 )
             )
         elif reading.role in _RESPONDERS:
-            meta = _meta(record, reading)
+            fields = _origin(record, reading)
+            metadata = fields["metadata"]
             calls = reading.requested_tool_calls
             if calls:
-                meta["tool_calls"] = [{"name": c.name, "args": c.args, "call_id": c.call_id} for c in calls]
+                metadata["tool_calls"] = [{"name": c.name, "args": c.args, "call_id": c.call_id} for c in calls]
             if reading.usage is not None:
-                meta["usage"] = reading.usage.model_dump()
+                metadata["usage"] = reading.usage.model_dump()
             role = reading.output_messages[-1].role if reading.output_messages else reading.name
             if reading.role is SpanRole.MODEL:
-                meta["model"] = reading.name
-            steps.append(TrajectoryStep.message(role, _output_text(reading), timestamp=timestamp, **meta))
+                metadata["model"] = reading.name
+            steps.append(TrajectoryStep.message(role, _output_text(reading), **fields))
             if not has_tool_spans:
                 steps.extend(_requested_steps(record, reading, requested, agent_names))
     return steps
@@ -415,9 +410,12 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
+    root = scope[0].record
     return Trajectory(
         steps=_steps(read),
         trace_ids=trace_ids,
+        trace_id=root.trace_id,
+        span_id=root.span_id,
         conversation_id=conversation,
         eval_id=eval_id,
         agent_name=agents[0].name if agents else None,

@@ -60,8 +60,8 @@ def _table(index: int, trajectory: Trajectory) -> Table:
     for number, step in enumerate(trajectory.steps, 1):
         style = _STYLES.get(step.step_type, "")
         result = step.result
-        if step.metadata.get("error"):
-            result = f"error: {step.metadata['error']}"
+        if step.error:
+            result = f"error: {step.error}"
         table.add_row(
             str(number), Text(step.step_type.value, style=style), step.name, _cell(step.args), _cell(result)
         )

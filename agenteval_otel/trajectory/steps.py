@@ -43,8 +43,10 @@ class TrajectoryStep(BaseModel):
     """One step of a trajectory.
 
     ``args`` holds a tool's arguments (or a conditional's evaluated value under ``"value"``),
-    ``result`` a tool's result, a message's text or the branch a conditional took, and
-    ``metadata`` what a reader knew beyond that (call id, span and trace ids, duration).
+    ``result`` a tool's result, a message's text or the branch a conditional took. The typed
+    fields say where the step came from and how it went: the tool call id, the error it ended
+    with, its duration, and the trace and span it was read from. ``metadata`` keeps whatever else
+    a reader knew (the convention it was read by, a model's requested tool calls, token usage ...).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -54,65 +56,35 @@ class TrajectoryStep(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     result: Any | None = None
     timestamp: float | None = None
+    call_id: str | None = None
+    """The tool call id, when the step is a tool call that had one."""
+    error: str | None = None
+    """Why the step failed (its span's status or exception), ``None`` when it did not."""
+    duration_ms: float | None = None
+    span_id: str | None = None
+    trace_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
-    def node(
-        cls, name: str, *, timestamp: float | None = None, **metadata: Any
-    ) -> TrajectoryStep:
-        """A graph node that ran."""
-        return cls(step_type=StepType.NODE, name=name, timestamp=timestamp, metadata=metadata)
+    def node(cls, name: str, **fields: Any) -> TrajectoryStep:
+        """A graph node that ran; ``fields`` are the typed fields (``timestamp``, ``span_id``, ...)."""
+        return cls(step_type=StepType.NODE, name=name, **fields)
 
     @classmethod
     def tool(
-        cls,
-        name: str,
-        args: dict[str, Any] | None = None,
-        *,
-        result: Any | None = None,
-        call_id: str | None = None,
-        timestamp: float | None = None,
-        **metadata: Any,
+        cls, name: str, args: dict[str, Any] | None = None, *, result: Any | None = None, **fields: Any
     ) -> TrajectoryStep:
-        """A tool call; ``call_id`` is kept in ``metadata["call_id"]``."""
-        if call_id is not None:
-            metadata["call_id"] = call_id
-        return cls(
-            step_type=StepType.TOOL,
-            name=name,
-            args=dict(args or {}),
-            result=result,
-            timestamp=timestamp,
-            metadata=metadata,
-        )
+        """A tool call with its arguments and result (``call_id=`` and the other typed fields too)."""
+        return cls(step_type=StepType.TOOL, name=name, args=dict(args or {}), result=result, **fields)
 
     @classmethod
-    def message(
-        cls,
-        role: str,
-        content: str | None = None,
-        *,
-        timestamp: float | None = None,
-        **metadata: Any,
-    ) -> TrajectoryStep:
+    def message(cls, role: str, content: str | None = None, **fields: Any) -> TrajectoryStep:
         """A message: ``name`` is the role, ``result`` the text."""
-        return cls(
-            step_type=StepType.MESSAGE,
-            name=role,
-            result=content,
-            timestamp=timestamp,
-            metadata=metadata,
-        )
+        return cls(step_type=StepType.MESSAGE, name=role, result=content, **fields)
 
     @classmethod
     def conditional(
-        cls,
-        name: str,
-        branch: str | list[str] | None = None,
-        *,
-        value: Any | None = None,
-        timestamp: float | None = None,
-        **metadata: Any,
+        cls, name: str, branch: str | list[str] | None = None, *, value: Any | None = None, **fields: Any
     ) -> TrajectoryStep:
         """A conditional edge: ``result`` is the branch taken (a list for a fan-out)."""
         return cls(
@@ -120,12 +92,5 @@ class TrajectoryStep(BaseModel):
             name=name,
             args={} if value is None else {"value": value},
             result=branch,
-            timestamp=timestamp,
-            metadata=metadata,
+            **fields,
         )
-
-    @property
-    def call_id(self) -> str | None:
-        """The tool call id, when the step is a tool call that had one."""
-        value = self.metadata.get("call_id")
-        return None if value is None else str(value)

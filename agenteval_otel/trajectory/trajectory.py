@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agenteval_otel.evaluation.models import MessageContent, ToolCall
+from agenteval_otel.trajectory.messages import MessageContent, ToolCall
 from agenteval_otel.trajectory.steps import StepType, TrajectoryStep
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -26,6 +26,8 @@ class Trajectory(BaseModel):
     """The ordered steps of one agent invocation, or of a conversation (then ``turns`` holds the
     invocations in order).
 
+    ``trace_id`` / ``span_id`` name the invocation's root span (the span a verdict on it is
+    attached to; ``None`` for a joined conversation, whose turns carry their own);
     ``start_ns`` / ``end_ns`` span the spans read; ``usage`` sums the model calls' tokens.
     """
 
@@ -33,6 +35,8 @@ class Trajectory(BaseModel):
 
     steps: list[TrajectoryStep] = Field(default_factory=list)
     trace_ids: list[str] = Field(default_factory=list)
+    trace_id: str | None = None
+    span_id: str | None = None
     conversation_id: str | None = None
     eval_id: str | None = None
     """The eval case the run belongs to (``agenteval.eval_id``), for runs made by an evaluation."""
@@ -47,8 +51,9 @@ class Trajectory(BaseModel):
 
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls, in order."""
+        build = ToolCall.model_construct  # the step's fields are valid already
         return [
-            ToolCall(name=step.name, args=step.args, call_id=step.call_id, result=step.result)
+            build(name=step.name, args=step.args, call_id=step.call_id, result=step.result)
             for step in self.steps
             if step.step_type is StepType.TOOL
         ]

@@ -94,7 +94,7 @@ def test_tool_call_ids_and_results_match_where_recorded(
             if "result" in detail:
                 assert step.result == detail["result"]
             if "error" in detail:
-                assert detail["error"].split(": ", 1)[1] in step.metadata["error"]
+                assert detail["error"].split(": ", 1)[1] in (step.error or "")
 
 
 def test_one_file_with_four_runs_gives_them_in_order(shared_data: Path) -> None:

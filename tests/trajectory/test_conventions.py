@@ -9,7 +9,8 @@ import pytest
 
 from agenteval_otel.trajectory.conventions import SpanRole, read_span
 from agenteval_otel.trajectory.conventions.langgraph import branch_taken
-from agenteval_otel.trajectory.conventions.values import as_arguments, text_from
+from agenteval_otel.trajectory.conventions.values import text_from
+from agenteval_otel.trajectory.messages import decode_arguments
 from agenteval_otel.trajectory.spans import SpanEvent
 
 # --- our own spans ------------------------------------------------------------------------------
@@ -597,7 +598,7 @@ def test_a_span_nobody_recognises(make_span) -> None:
     ],
 )
 def test_arguments_arrive_as_json_strings_maps_or_bare_values(value, expected) -> None:
-    assert as_arguments(value) == expected
+    assert decode_arguments(value) == expected
 
 
 def test_text_is_found_in_langchain_states_and_request_envelopes() -> None:

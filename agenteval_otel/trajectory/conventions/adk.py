@@ -21,11 +21,10 @@ from agenteval_otel.trajectory.conventions.reading import (
     ToolResponse,
 )
 from agenteval_otel.trajectory.conventions.values import (
-    as_arguments,
     decode_json,
-    normalize_role,
     tool_definition,
 )
+from agenteval_otel.trajectory.messages import decode_arguments, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -112,7 +111,7 @@ def read_adk(record: SpanRecord) -> SpanReading | None:
         if name == "transfer_to_agent":
             return SpanReading(SpanRole.HANDOFF, name, NAME)
         raw_args = a.get(TOOL_CALL_ARGS)
-        args, raw = as_arguments(None if raw_args in _NOT_RECORDED else raw_args)
+        args, raw = decode_arguments(None if raw_args in _NOT_RECORDED else raw_args)
         response = a.get(TOOL_RESPONSE)
         call_id = a.get(TOOL_CALL_ID)
         return SpanReading(

@@ -17,10 +17,10 @@ from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
-    as_arguments,
     decode_result,
     tool_definitions,
 )
+from agenteval_otel.trajectory.messages import decode_arguments
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -73,7 +73,7 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
         return SpanReading(SpanRole.IGNORED, name, NAME)
     if name in _HANDOFF_TOOLS:
         return SpanReading(SpanRole.HANDOFF, name, NAME)
-    args, raw = as_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS))
+    args, raw = decode_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS))
     call_id = a.get(attr.GEN_AI_TOOL_CALL_ID)
     return SpanReading(
         SpanRole.TOOL,

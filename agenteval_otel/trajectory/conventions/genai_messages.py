@@ -22,19 +22,17 @@ from agenteval_otel.trajectory.conventions.reading import (
     ToolResponse,
 )
 from agenteval_otel.trajectory.conventions.values import (
-    as_arguments,
-    content_text,
     decode_json,
     decode_result,
-    normalize_role,
 )
+from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 
 __all__ = ["parse_messages", "requested_call"]
 
 
 def requested_call(name: Any, arguments: Any, call_id: Any) -> RequestedToolCall:
     """A requested tool call from its recorded name, arguments and id."""
-    args, raw = as_arguments(arguments)
+    args, raw = decode_arguments(arguments)
     return RequestedToolCall(
         name=str(name or ""), args=args, call_id=None if call_id in (None, "") else str(call_id), raw_args=raw
     )
@@ -69,7 +67,7 @@ def _from_openai(message: Mapping[str, Any], role: str) -> ChatMessage:
             function = call["function"] if isinstance(call.get("function"), Mapping) else call
             calls.append(requested_call(function.get("name"), function.get("arguments"), call.get("id")))
     responses: tuple[ToolResponse, ...] = ()
-    text = content_text(message.get("content"))
+    text = message_text(message.get("content"))
     if role == "tool" and message.get("tool_call_id"):
         responses = (ToolResponse(message["tool_call_id"], decode_result(text), message.get("name")),)
         text = None

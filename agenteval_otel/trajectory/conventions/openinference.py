@@ -22,14 +22,12 @@ from agenteval_otel.trajectory.conventions.reading import (
     ToolResponse,
 )
 from agenteval_otel.trajectory.conventions.values import (
-    as_arguments,
-    content_text,
     decode_result,
     flattened_list,
-    normalize_role,
     tool_definition,
     tool_message,
 )
+from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -88,7 +86,7 @@ def _message(item: dict[str, Any]) -> ChatMessage:
             ToolResponse(str(item["message.tool_call_id"]), decode_result(text), item.get("message.name")),
         )
         text = None
-    return ChatMessage(role, content_text(text), tuple(calls), responses)
+    return ChatMessage(role, message_text(text), tuple(calls), responses)
 
 
 def _messages(
@@ -116,7 +114,7 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
     name = a.get(TOOL_NAME)
     if not name and record.name.startswith("handoff to "):
         return SpanReading(SpanRole.HANDOFF, record.name, NAME)
-    args, raw = as_arguments(a.get(INPUT_VALUE))
+    args, raw = decode_arguments(a.get(INPUT_VALUE))
     result: Any = decode_result(a.get(OUTPUT_VALUE))
     call_id = a.get(TOOL_ID)
     error = record.error

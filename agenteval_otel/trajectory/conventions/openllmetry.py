@@ -24,16 +24,14 @@ from agenteval_otel.trajectory.conventions.reading import (
     ToolResponse,
 )
 from agenteval_otel.trajectory.conventions.values import (
-    as_arguments,
-    content_text,
     decode_json,
     decode_result,
     flattened_list,
-    normalize_role,
     tool_definition,
     tool_definitions,
     tool_message,
 )
+from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -97,9 +95,9 @@ def _read_tool(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
         and "input_str" in decoded
         and not isinstance(decoded.get("inputs"), Mapping)
     ):
-        args, raw = as_arguments(decoded["input_str"])
+        args, raw = decode_arguments(decoded["input_str"])
     else:
-        args, raw = as_arguments(entity_value(a.get(ENTITY_INPUT)))
+        args, raw = decode_arguments(entity_value(a.get(ENTITY_INPUT)))
     result: Any = decode_result(entity_value(a.get(ENTITY_OUTPUT)))
     call_id = None
     error = record.error
@@ -123,7 +121,7 @@ def _read_tool(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
 
 def _flat_message(item: dict[str, Any], default_role: str) -> ChatMessage:
     role = normalize_role(item.get("role") or default_role)
-    text = content_text(decode_json(item.get("content")))
+    text = message_text(decode_json(item.get("content")))
     calls = [
         requested_call(call.get("name"), call.get("arguments"), call.get("id"))
         for call in flattened_list(item, "tool_calls")

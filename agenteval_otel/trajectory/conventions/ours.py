@@ -11,11 +11,10 @@ from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
-    as_arguments,
     decode_json,
     decode_result,
-    normalize_role,
 )
+from agenteval_otel.trajectory.messages import decode_arguments, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -82,7 +81,7 @@ def read_ours(record: SpanRecord) -> SpanReading | None:
             conversation_id=conversation,
         )
     if kind == attr.STEP_TOOL:
-        args, raw = as_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS))
+        args, raw = decode_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS))
         call_id = a.get(attr.GEN_AI_TOOL_CALL_ID)
         return SpanReading(
             SpanRole.TOOL,

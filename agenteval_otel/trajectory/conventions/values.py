@@ -1,10 +1,6 @@
 """Decoding recorded values: JSON strings, tool arguments, and the text inside agent inputs and
 outputs, whichever way a producer wrote them.
 
->>> as_arguments('{"city": "Paris"}')
-({'city': 'Paris'}, None)
->>> as_arguments("Paris")
-(None, 'Paris')
 >>> text_from({"messages": [{"type": "human", "data": {"content": "Hi"}}]}, "user")
 'Hi'
 """
@@ -17,35 +13,18 @@ from typing import Any
 import orjson
 
 from agenteval_otel.trajectory.conventions.reading import ToolDefinition
+from agenteval_otel.trajectory.messages import message_text, normalize_role
 
 __all__ = [
-    "as_arguments",
-    "content_text",
     "decode_json",
     "decode_result",
     "flattened_list",
-    "normalize_role",
     "text_from",
     "tool_definition",
     "tool_definitions",
     "tool_message",
 ]
 
-_ROLES = {
-    "human": "user",
-    "humanmessage": "user",
-    "user": "user",
-    "ai": "assistant",
-    "aimessage": "assistant",
-    "assistant": "assistant",
-    "model": "assistant",
-    "system": "system",
-    "systemmessage": "system",
-    "developer": "system",
-    "tool": "tool",
-    "toolmessage": "tool",
-    "function": "tool",
-}
 _INPUT_KEYS = ("input", "user_input", "prompt", "query", "question", "request", "message", "text")
 _OUTPUT_KEYS = (
     "final_response",
@@ -83,50 +62,12 @@ def decode_result(value: Any) -> Any:
     return value
 
 
-def as_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
-    """Tool arguments as ``(args, raw)``: a JSON object (string or map) gives ``(dict, None)``;
-    anything else that was recorded (a bare string, a number, a list) gives ``(None, value)``."""
-    if value is None or value == "":
-        return None, None
-    if isinstance(value, Mapping):
-        return dict(value), None
-    decoded = decode_result(value) if isinstance(value, str) else value
-    if isinstance(decoded, Mapping):
-        return dict(decoded), None
-    return None, decoded
 
 
-def normalize_role(role: Any) -> str:
-    """A message role in the GenAI vocabulary: ``user``, ``assistant``, ``system`` or ``tool``."""
-    text = str(role or "").lower()
-    return _ROLES.get(text, text or "unknown")
 
 
-def content_text(content: Any) -> str | None:
-    """The text of a message content: a string, or the text parts of a list of parts."""
-    if content is None:
-        return None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Mapping):
-        for key in ("text", "content"):
-            if isinstance(content.get(key), str):
-                return str(content[key])
-        return None
-    if isinstance(content, Sequence):
-        texts = [text for part in content if (text := _part_text(part))]
-        return "\n".join(texts) if texts else None
-    return str(content)
 
 
-def _part_text(part: Any) -> str | None:
-    if isinstance(part, str):
-        return part
-    if isinstance(part, Mapping) and part.get("type", "text") in ("text", "input_text", "output_text"):
-        for key in ("text", "content"):
-            if isinstance(part.get(key), str):
-                return str(part[key])
-    return None
 
 
 def _message_fields(message: Any) -> tuple[str, Any] | None:
@@ -148,7 +89,7 @@ def _last_message_text(messages: Sequence[Any], role: str) -> str | None:
     for message in reversed(messages):
         fields = _message_fields(message)
         if fields and fields[0] == role:
-            text = content_text(fields[1])
+            text = message_text(fields[1])
             if text and text.strip():
                 return text
     return None
@@ -171,7 +112,7 @@ def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
             if (text := _last_message_text(flat, role)) is not None:
                 return text
         fields = _message_fields(decoded)
-        if fields and fields[0] == role and (text := content_text(fields[1])) is not None:
+        if fields and fields[0] == role and (text := message_text(fields[1])) is not None:
             return text
         for key in _INPUT_KEYS if role == "user" else _OUTPUT_KEYS:
             if key in decoded and (text := text_from(decoded[key], role, _depth + 1)) is not None:
