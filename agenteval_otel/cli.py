@@ -62,8 +62,17 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     return eval_set, config
 
 
-def _finish(report: Any, args: argparse.Namespace) -> int:
-    """Print the console report (unless ``--quiet``), write the reports asked for; exit 0 if
+def _report_files(args: argparse.Namespace) -> list[Any]:
+    """The report files asked for (``--report``, ``--junit``, ``--html``), as sinks."""
+    from agenteval_otel.reports.writers import ReportFile, ReportFormat
+
+    asked: tuple[tuple[ReportFormat, str | None], ...] = (
+        ("json", args.report), ("junit", args.junit), ("html", args.html))
+    return [ReportFile(path, kind) for kind, path in asked if path]
+
+
+def _finish(report: Any, args: argparse.Namespace, files: Sequence[Any]) -> int:
+    """Print the console report (unless ``--quiet``) and the report files written; exit 0 if
     every case passed, else 1."""
     from rich.console import Console
 
@@ -72,29 +81,18 @@ def _finish(report: Any, args: argparse.Namespace) -> int:
     console = Console()
     if not args.quiet:
         print_report(report, console)
-    written = []
-    if args.report:
-        written.append(report.save(args.report))
-    if args.junit:
-        from agenteval_otel.reports.junit import write_junit
-
-        written.append(write_junit(report, args.junit))
-    if args.html:
-        from agenteval_otel.reports.html import write_html
-
-        written.append(write_html(report, args.html))
-    if not args.quiet:
-        for path in written:
-            console.print(f"wrote {path}", highlight=False)
+        for file in files:
+            if file.written is not None:
+                console.print(f"wrote {file.written}", highlight=False)
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
 @contextmanager
 def _recording(
-    eval_set: Any, config: Any, args: argparse.Namespace, kind: str, total: int
-) -> Iterator[tuple[dict[str, Any], Callable[[Any], None]]]:
-    """The results already in the run file (with ``--resume``) and the callback that records
-    each new one there and advances the progress bar."""
+    eval_set: Any, config: Any, args: argparse.Namespace, kind: str, total: int, files: Sequence[Any]
+) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+    """The results already in the run file (with ``--resume``) and the sinks of the run: the
+    run file, the progress bar and the report ``files``."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -105,6 +103,7 @@ def _recording(
     )
 
     from agenteval_otel.evaluation.run_file import RunFile, default_run_file
+    from agenteval_otel.evaluation.sinks import CallbackSink
 
     path = args.run_file or default_run_file(eval_set.eval_set_id, kind)
     console = Console(stderr=True)
@@ -116,13 +115,8 @@ def _recording(
                             TimeElapsedColumn(), console=console, transient=True,
                             disable=args.quiet or not console.is_terminal)
         task = progress.add_task(kind, total=total, completed=len(done))
-
-        def on_result(result: Any) -> None:
-            run_file.append(result)
-            progress.advance(task)
-
         with progress:
-            yield done, on_result
+            yield done, [run_file, CallbackSink(lambda _: progress.advance(task)), *files]
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -135,16 +129,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     evaluator = Evaluator(load_agent(args.agent), config, concurrency=args.concurrency,
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
     total = len(evaluator.selected(eval_set))
-    with _recording(eval_set, evaluator.config, args, "run", total) as (done, on_result):
+    files = _report_files(args)
+    with _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks):
         handle = configure(service_name="agenteval")
         try:
-            report = run_sync(evaluator.aevaluate(eval_set, done=done, on_result=on_result),
-                              "aevaluate")
+            report = run_sync(evaluator.aevaluate(eval_set, done=done, sinks=sinks), "aevaluate")
         finally:
             handle.shutdown(timeout=10)
     if handle.traces_file is not None and not args.quiet:
         print(f"traces: {handle.traces_file}")
-    return _finish(report, args)
+    return _finish(report, args, files)
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -180,10 +174,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError(
             "give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
     config = config if config is not None else EvalConfig.default(include_judge=False)
-    with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases)) as (done, on_result):
-        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, on_result=on_result),
+    files = _report_files(args)
+    with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks):
+        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks),
                           "aevaluate_traces")
-    return _finish(report, args)
+    return _finish(report, args, files)
 
 
 def _build_parser() -> argparse.ArgumentParser:

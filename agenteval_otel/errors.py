@@ -5,14 +5,15 @@
     AgentEvalError
     ├── EvalSetLoadError   (also a ValueError) an eval-set file could not be read
     ├── ConfigError        (also a ValueError) an evaluation config is invalid
-    └── TraceReadError     (also a ValueError) a trace file or trace source could not be read
+    ├── TraceReadError     (also a ValueError) a trace file or trace source could not be read
+    └── JudgeError         an LLM judge is missing, failed or answered what could not be read
 
 Every message names where the problem is (file, line or JSON path) and what was expected.
 """
 
 from __future__ import annotations
 
-__all__ = ["AgentEvalError", "ConfigError", "EvalSetLoadError", "TraceReadError"]
+__all__ = ["AgentEvalError", "ConfigError", "EvalSetLoadError", "JudgeError", "TraceReadError"]
 
 
 class AgentEvalError(Exception):
@@ -29,3 +30,7 @@ class ConfigError(AgentEvalError, ValueError):
 
 class TraceReadError(AgentEvalError, ValueError):
     """A trace file or trace source could not be read."""
+
+
+class JudgeError(AgentEvalError):
+    """An LLM judge is not configured, failed, or gave an answer that could not be read."""

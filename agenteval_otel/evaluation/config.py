@@ -16,63 +16,16 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.arguments import ArgMatch
+from agenteval_otel.evaluation.criteria.registry import canonical_criterion_name, get_criterion
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
 
-__all__ = [
-    "CriterionConfig",
-    "EvalConfig",
-    "MatchType",
-    "Rubric",
-    "UserSimulatorConfig",
-    "canonical_criterion_name",
-    "criterion_names",
-    "register_criterion_name",
-]
+__all__ = ["CriterionConfig", "EvalConfig", "MatchType", "Rubric", "UserSimulatorConfig"]
 
 DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
-
-# name -> (aliases, default threshold)
-_BUILTIN_CRITERIA: dict[str, tuple[tuple[str, ...], float]] = {
-    "trajectory_match": (("tool_trajectory_avg_score", "trajectory"), 0.8),
-    "response_match": (("response_match_score", "rouge_match"), 0.7),
-    "llm_judge": (("final_response_match_v2",), 0.7),
-    "rubric_based": (("rubric_based_final_response_quality_v1",), 0.8),
-    "node_order": (("node_order_score",), 1.0),
-    "tool_name_match": (("tool_name_match_score",), 1.0),
-    "exact_match": ((), 1.0),
-    "contains_keywords": ((), 1.0),
-    "hallucination": (("hallucinations_v1",), 0.8),
-    "safety": (("safety_v1",), 0.8),
-    "factual_accuracy": (("factual_accuracy_v1",), 0.8),
-}
-_ALIASES = {alias: name for name, (aliases, _) in _BUILTIN_CRITERIA.items() for alias in aliases}
-_DEFAULT_THRESHOLDS = {name: threshold for name, (_, threshold) in _BUILTIN_CRITERIA.items()}
-
-
-def register_criterion_name(name: str, default_threshold: float = 0.8) -> None:
-    """Make ``name`` a known criterion (used when a user registers a criterion of their own)."""
-    if name in _ALIASES:
-        raise ValueError(f"{name!r} is already an alias of {_ALIASES[name]!r}")
-    _DEFAULT_THRESHOLDS.setdefault(name, default_threshold)
-
-
-def criterion_names() -> list[str]:
-    """Every known criterion name (without aliases)."""
-    return sorted(_DEFAULT_THRESHOLDS)
-
-
-def canonical_criterion_name(name: str) -> str:
-    """Our name for a criterion name or alias; ``ConfigError`` for an unknown name."""
-    canonical = _ALIASES.get(name, name)
-    if canonical not in _DEFAULT_THRESHOLDS:
-        known = ", ".join(criterion_names())
-        raise ConfigError(f"unknown criterion {name!r}; expected one of: {known}")
-    return canonical
-
 
 class MatchType(str, Enum):
     """How expected and actual sequences (tool calls, node visits) are compared."""
@@ -237,12 +190,19 @@ class EvalConfig(BaseModel):
         return out
 
     @model_validator(mode="after")
-    def _default_thresholds(self) -> EvalConfig:
+    def _defaults_and_settings(self) -> EvalConfig:
         for name, settings in self.criteria.items():
+            registered = get_criterion(name)
             if "threshold" not in settings.model_fields_set:
-                self.criteria[name] = settings.model_copy(
-                    update={"threshold": _DEFAULT_THRESHOLDS[name]}
+                settings = self.criteria[name] = settings.model_copy(
+                    update={"threshold": registered.default_threshold}
                 )
+            try:
+                registered.parse_settings(settings.params)
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or '(params)'}: {e['msg']}" for e in exc.errors())
+                raise ValueError(f"criterion {name!r} params: {problems}") from None
         return self
 
     @classmethod

@@ -232,7 +232,7 @@ class EvalCase(BaseModel):
                     expected_final_response=(
                         None if reply is None else MessageContent.assistant(reply)
                     ),
-                    expected_tool_trajectory=list(expected_tools or []) if last else [],
+                    expected_tool_trajectory=_as_tool_calls(list(expected_tools or [])) if last else [],
                     expected_node_order=list(expected_node_order or []) if last else [],
                 )
             )

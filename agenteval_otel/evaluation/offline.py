@@ -17,7 +17,7 @@ import itertools
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Union
@@ -26,7 +26,8 @@ from agenteval_otel.evaluation._sync import run_sync
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
-from agenteval_otel.evaluation.scoring import error_result, score_eval_case
+from agenteval_otel.evaluation.scoring import DEFAULT_CRITERION_TIMEOUT_S, Scorer, error_result
+from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.trajectory.assemble import iter_trajectories
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
@@ -100,8 +101,8 @@ def iter_matches(
                 if turn.eval_id in (None, case.eval_id):
                     turns.append(turn)
                     continue
-            case = index.case_for(turn)
-            if case is None:
+            found = index.case_for(turn)
+            if found is None:
                 if hold and key is not None:
                     held.setdefault(key, []).append(turn)
                     held.move_to_end(key)
@@ -109,13 +110,13 @@ def iter_matches(
                     while held_count > MAX_HELD_TURNS:
                         held_count -= len(held.popitem(last=False)[1])
                 continue
-            index.taken.add(case.eval_id)
-            if len(case.conversation) <= 1:
-                yield case, [turn]
+            index.taken.add(found.eval_id)
+            if len(found.conversation) <= 1:
+                yield found, [turn]
                 continue
             earlier = held.pop(key, []) if key is not None else []
             held_count -= len(earlier)
-            entry = (case, [*earlier, turn])
+            entry = (found, [*earlier, turn])
             multi_turn.append(entry)
             if key is not None:
                 conversations[key] = entry
@@ -163,44 +164,57 @@ async def aevaluate_traces(
     config: EvalConfig | None = None,
     *,
     done: Mapping[str, EvalCaseResult] | None = None,
-    on_result: Callable[[EvalCaseResult], None] | None = None,
+    sinks: Sequence[EvaluationSink] = (),
+    criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
 ) -> EvalReport:
     """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`).
 
-    Cases in ``done`` are not scored again; ``on_result`` gets each new result when scored.
+    Cases in ``done`` are not scored again; each new result goes to the ``sinks`` when scored
+    and the report to those with ``finish(report)`` (they are flushed, not shut down).
     """
     started = time.perf_counter()
     config = config if config is not None else EvalConfig.default(include_judge=False)
+    scorer = Scorer(config, criterion_timeout_s=criterion_timeout_s)
+    results_stage = SinkGroup(sinks)
     scored: dict[str, EvalCaseResult] = dict(done or {})
     pending = [case for case in eval_set.eval_cases if case.eval_id not in scored]
     with _rare_full_collections():
         for case, turns in iter_matches(pending, _runs(source)):
-            result = await score_eval_case(
-                case, turns, config,
-                missing_turns_reason="the matched conversation has fewer turns")
+            result = await scorer.score_case(
+                case, turns, missing_turns_reason="the matched conversation has fewer turns")
             result.metrics["matched_turns"] = float(len(turns))
             scored[case.eval_id] = result
-            if on_result is not None:
-                on_result(result)
+            results_stage.submit(result)
     for case in pending:
         if case.eval_id not in scored:
             scored[case.eval_id] = error_result(case, UNMATCHED)
-            if on_result is not None:
-                on_result(scored[case.eval_id])
+            results_stage.submit(scored[case.eval_id])
     results = [scored[case.eval_id] for case in eval_set.eval_cases]
-    return EvalReport.from_results(
+    report = EvalReport.from_results(
         eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
         config_used=config.model_dump(mode="json"),
         duration_seconds=time.perf_counter() - started,
     )
+    results_stage.finish(report)
+    results_stage.force_flush()
+    return report
 
 def evaluate_traces(
-    eval_set: EvalSet, source: TraceSource, config: EvalConfig | None = None
+    eval_set: EvalSet,
+    source: TraceSource,
+    config: EvalConfig | None = None,
+    *,
+    sinks: Sequence[EvaluationSink] = (),
+    criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
 ) -> EvalReport:
     """Score ``eval_set`` against runs recorded earlier.
 
     ``source`` is a trace file path (OTLP/JSON, OTLP JSON lines, OTLP protobuf, Jaeger JSON), a
     list of them, or ``Trajectory`` or ``SpanRecord`` objects (for example the spans
-    ``JaegerClient.find_traces`` returns). Use :func:`aevaluate_traces` inside an event loop.
+    ``JaegerClient.find_traces`` returns). Each case result also goes to ``sinks`` as soon as it
+    is scored. Use :func:`aevaluate_traces` inside an event loop.
     """
-    return run_sync(aevaluate_traces(eval_set, source, config), "aevaluate_traces")
+    return run_sync(
+        aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s),
+        "aevaluate_traces",
+    )

@@ -11,17 +11,18 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval_otel.errors import AgentEvalError
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
-from agenteval_otel.evaluation.models import ToolCall
+from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
 
 __all__ = [
     "CriterionResult",
+    "EvidenceRow",
     "CriterionStats",
     "EvalCaseResult",
     "EvalReport",
@@ -30,8 +31,28 @@ __all__ = [
 ]
 
 
+class EvidenceRow(BaseModel):
+    """One row of a criterion's evidence: an expected item beside the actual one it was matched
+    with, as the criterion decided (``match``, ``mismatch``: same item, other arguments;
+    ``missing``: expected, not done; ``unexpected``: done, not expected). Reports show these rows
+    as they are; they never match items again."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Literal["match", "mismatch", "missing", "unexpected"]
+    expected: str | None = None
+    actual: str | None = None
+    note: str = ""
+
+
 class CriterionResult(BaseModel):
-    """The score of one criterion on one invocation or case."""
+    """The score of one criterion on one invocation or case.
+
+    ``reason`` says why it scored so; ``evidence`` holds the rows the criterion aligned (reports
+    render them); ``details`` any other facts the criterion returned. A criterion that could not
+    score has ``error`` (with ``error_type`` and ``traceback`` when it raised), score 0 and
+    ``passed`` false.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -39,23 +60,36 @@ class CriterionResult(BaseModel):
     score: float = Field(ge=0.0, le=1.0)
     passed: bool
     threshold: float
+    reason: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
+    evidence: list[EvidenceRow] = Field(default_factory=list)
     error: str | None = None
-
-    @property
-    def reason(self) -> str:
-        """Why the criterion scored as it did (``details["reason"]``, else the error)."""
-        return str(self.details.get("reason") or self.error or "")
+    error_type: str | None = None
+    traceback: str | None = None
 
     @property
     def shortfall(self) -> str:
         """``trajectory_match scored 0.50 < threshold 0.80``: how a failed result fell short."""
         return f"{self.criterion} scored {self.score:.2f} < threshold {self.threshold:.2f}"
 
+    @property
+    def explanation(self) -> str:
+        """The reason, else the error."""
+        return self.reason or self.error or ""
+
     @classmethod
-    def failure(cls, criterion: str, threshold: float, error: str) -> CriterionResult:
+    def failure(
+        cls,
+        criterion: str,
+        threshold: float,
+        error: str,
+        *,
+        error_type: str | None = None,
+        traceback: str | None = None,
+    ) -> CriterionResult:
         """A criterion that could not be scored: ``error`` set, score 0, not passed."""
-        return cls(criterion=criterion, score=0.0, passed=False, threshold=threshold, error=error)
+        return cls(criterion=criterion, score=0.0, passed=False, threshold=threshold, error=error,
+                   error_type=error_type, traceback=traceback)
 
 
 class InvocationResult(BaseModel):
@@ -73,6 +107,14 @@ class InvocationResult(BaseModel):
     actual_node_order: list[str] = Field(default_factory=list)
     criterion_results: list[CriterionResult] = Field(default_factory=list)
     trace_ids: list[str] = Field(default_factory=list)
+    trace_id: str | None = None
+    """The trace of the turn's root span (the span a verdict on this turn belongs to)."""
+    span_id: str | None = None
+    """The turn's root span."""
+
+    def result(self, criterion: str) -> CriterionResult | None:
+        """This turn's result of ``criterion``, if it was scored."""
+        return next((r for r in self.criterion_results if r.criterion == criterion), None)
 
 
 class EvalCaseResult(BaseModel):
@@ -89,6 +131,10 @@ class EvalCaseResult(BaseModel):
     actual_trajectory: list[TrajectoryStep] = Field(default_factory=list)
     actual_response: str | None = None
     trace_ids: list[str] = Field(default_factory=list)
+    trace_id: str | None = None
+    """The trace of the first turn's root span (each turn's own is on its ``InvocationResult``)."""
+    span_id: str | None = None
+    """The first turn's root span."""
     invocation_results: list[InvocationResult] = Field(default_factory=list)
     metrics: dict[str, float] = Field(default_factory=dict)
     run_results: list[EvalCaseResult] = Field(default_factory=list)

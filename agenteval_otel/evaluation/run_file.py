@@ -1,5 +1,5 @@
-"""Run files: case results appended as cases finish, so an interrupted run keeps them and a
-resumed run skips them.
+"""Run files: case results appended as cases finish (the run file is an evaluation sink), so an
+interrupted run keeps them and a resumed run skips them.
 
 One JSON object per line: a header naming the eval set and a fingerprint of the config, then
 one ``EvalCaseResult`` per finished case. A line cut short by a kill is ignored on resume.
@@ -98,23 +98,29 @@ class RunFile:
         self._handle.flush()
         return done
 
-    def append(self, result: EvalCaseResult) -> None:
-        """Record one finished case (flushed at once)."""
-        if self._handle is None:
-            raise RuntimeError("the run file is not open")
+    def submit(self, result: EvalCaseResult) -> None:
+        """Record one finished case (flushed at once); an evaluation sink."""
         line = result.model_dump_json() + "\n"
         with self._lock:
+            if self._handle is None:
+                raise RuntimeError(f"{self.path}: the run file is not open")
             self._handle.write(line)
             self._handle.flush()
 
-    def close(self) -> None:
-        """Stop writing."""
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+    def force_flush(self, timeout: float | None = None) -> bool:
+        """Every result is flushed as it is submitted; whether the file is open."""
+        return self._handle is not None
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Stop writing (idempotent)."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()
+        return True
 
     def __enter__(self) -> RunFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.shutdown()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -26,10 +26,12 @@ from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.evaluation.scoring import (
+    DEFAULT_CRITERION_TIMEOUT_S,
+    Scorer,
     aggregate_runs,
     error_result,
-    score_eval_case,
 )
+from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.tracing._tracer import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -61,6 +63,7 @@ class Evaluator:
         num_runs: int = 1,
         tags: Sequence[str] = (),
         tracer_provider: TracerProvider | None = None,
+        criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -75,6 +78,7 @@ class Evaluator:
         self.num_runs = num_runs
         self.tags = set(tags)
         self._provider = tracer_provider
+        self.criterion_timeout_s = criterion_timeout_s
 
     def selected(self, eval_set: EvalSet) -> list[EvalCase]:
         """The cases this evaluator runs (after the tags filter)."""
@@ -99,7 +103,7 @@ class Evaluator:
                         {"role": "assistant", "content": reply or ""}]
         return turns
 
-    async def _run_case(self, case: EvalCase, eval_set_id: str) -> EvalCaseResult:
+    async def _run_case(self, case: EvalCase, eval_set_id: str, scorer: Scorer) -> EvalCaseResult:
         started = time.perf_counter()
         if not case.conversation:
             return error_result(case, SCENARIO_NEEDS_SIMULATOR)
@@ -111,61 +115,78 @@ class Evaluator:
         except Exception as exc:
             return error_result(case, f"the agent raised {type(exc).__name__}: {exc}",
                                 time.perf_counter() - started)
-        return await score_eval_case(case, turns, self.config,
-                                     duration_seconds=time.perf_counter() - started)
+        return await scorer.score_case(case, turns, duration_seconds=time.perf_counter() - started)
 
     async def aevaluate(
         self,
         eval_set: EvalSet,
         *,
         done: Mapping[str, EvalCaseResult] | None = None,
-        on_result: Callable[[EvalCaseResult], None] | None = None,
+        sinks: Sequence[EvaluationSink] = (),
     ) -> EvalReport:
         """Run and score every selected case; the report of the run.
 
-        Cases in ``done`` (results of an earlier, interrupted run) are not run again;
-        ``on_result`` is called with each case's result as soon as it is scored.
+        Cases in ``done`` (results of an earlier, interrupted run) are not run again. Each
+        new case result goes to every sink as soon as it is scored, and the report to those
+        with ``finish(report)`` at the end (a sink that raises is logged and left out, never
+        the run); the sinks are flushed, not shut down (they are the caller's).
         """
         started = time.perf_counter()
         done = dict(done or {})
         gate = asyncio.Semaphore(self.concurrency)
+        scorer = Scorer(self.config, criterion_timeout_s=self.criterion_timeout_s)
+        results_stage = SinkGroup(sinks)
 
         async def one_run(case: EvalCase) -> EvalCaseResult:
             async with gate:
-                return await self._run_case(case, eval_set.eval_set_id)
+                return await self._run_case(case, eval_set.eval_set_id, scorer)
 
         async def all_runs(case: EvalCase) -> EvalCaseResult:
             if case.eval_id in done:
                 return done[case.eval_id]
             runs = await asyncio.gather(*(one_run(case) for _ in range(self.num_runs)))
             result = aggregate_runs(runs)
-            if on_result is not None:
-                on_result(result)
+            results_stage.submit(result)
             return result
 
         routing = routed_to(self._provider) if self._provider is not None else nullcontext()
         with routing:  # our decorators' spans go where the turns are captured
             results = await asyncio.gather(*(all_runs(case) for case in self.selected(eval_set)))
-        return EvalReport.from_results(
+        report = EvalReport.from_results(
             eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
             config_used=self.config.model_dump(mode="json"),
             duration_seconds=time.perf_counter() - started,
         )
+        results_stage.finish(report)
+        results_stage.force_flush()
+        return report
 
-    def evaluate(self, eval_set: EvalSet) -> EvalReport:
+    def evaluate(self, eval_set: EvalSet, *, sinks: Sequence[EvaluationSink] = ()) -> EvalReport:
         """:meth:`aevaluate` from synchronous code."""
-        return run_sync(self.aevaluate(eval_set), "aevaluate")
+        return run_sync(self.aevaluate(eval_set, sinks=sinks), "aevaluate")
 
 
 async def aevaluate(
-    eval_set: EvalSet, agent: Any, config: EvalConfig | None = None, **options: Any
+    eval_set: EvalSet,
+    agent: Any,
+    config: EvalConfig | None = None,
+    *,
+    sinks: Sequence[EvaluationSink] = (),
+    **options: Any,
 ) -> EvalReport:
-    """Run ``agent`` over ``eval_set`` and score it (options as for :class:`Evaluator`)."""
-    return await Evaluator(agent, config, **options).aevaluate(eval_set)
+    """Run ``agent`` over ``eval_set`` and score it; each result also goes to ``sinks``
+    (options as for :class:`Evaluator`)."""
+    return await Evaluator(agent, config, **options).aevaluate(eval_set, sinks=sinks)
 
 
 def evaluate(
-    eval_set: EvalSet, agent: Any, config: EvalConfig | None = None, **options: Any
+    eval_set: EvalSet,
+    agent: Any,
+    config: EvalConfig | None = None,
+    *,
+    sinks: Sequence[EvaluationSink] = (),
+    **options: Any,
 ) -> EvalReport:
-    """Run ``agent`` over ``eval_set`` and score it (options as for :class:`Evaluator`)."""
-    return Evaluator(agent, config, **options).evaluate(eval_set)
+    """Run ``agent`` over ``eval_set`` and score it; each result also goes to ``sinks``
+    (options as for :class:`Evaluator`)."""
+    return Evaluator(agent, config, **options).evaluate(eval_set, sinks=sinks)

@@ -1,7 +1,9 @@
-"""Scoring one eval case against the trajectories of its turns: per invocation, then per case.
+"""Scoring eval cases against the trajectories of their turns: per invocation, then per case,
+then over repeated runs.
 
-Live and offline runs both end here, so a case is scored the same way however its trajectories
-were captured. Efficiency figures read from the trace are reported on every case.
+Live and offline runs both end here (through a ``Scorer``), so a case is scored the same way
+however its trajectories were captured. Efficiency figures read from the trace are reported on
+every case.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import asyncio
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
-from agenteval_otel.evaluation.criteria import score_case, score_invocation
+from agenteval_otel.evaluation.criteria.context import CriterionContext
+from agenteval_otel.evaluation.criteria.outcome import run_criterion
 from agenteval_otel.evaluation.models import EvalCase, Invocation
 from agenteval_otel.evaluation.results import (
     CriterionResult,
@@ -22,7 +26,7 @@ from agenteval_otel.evaluation.results import (
 from agenteval_otel.trajectory.steps import StepType
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["aggregate_runs", "efficiency", "error_result", "score_eval_case"]
+__all__ = ["Scorer", "aggregate_runs", "efficiency", "error_result", "score_case"]
 
 
 def efficiency(turns: Sequence[Trajectory]) -> dict[str, float]:
@@ -30,7 +34,7 @@ def efficiency(turns: Sequence[Trajectory]) -> dict[str, float]:
     durations = [t.duration_s for t in turns if t.duration_s is not None]
     return {
         "turns": float(len(turns)),
-        "tool_calls": float(sum(len(t.tool_calls()) for t in turns)),
+        "tool_calls": float(sum(1 for t in turns for s in t.steps if s.step_type is StepType.TOOL)),
         "model_calls": float(sum(
             1 for t in turns for s in t.steps
             if s.step_type is StepType.MESSAGE and s.name == "assistant")),
@@ -40,66 +44,146 @@ def efficiency(turns: Sequence[Trajectory]) -> dict[str, float]:
     }
 
 
-async def _score_turn(
-    invocation: Invocation, actual: Trajectory, criteria: dict[str, CriterionConfig]
-) -> list[CriterionResult | None]:
-    return list(await asyncio.gather(*(
-        score_invocation(name, invocation, actual, config) for name, config in criteria.items()
-    )))
+def score_case(
+    name: str,
+    invocation_ids: list[str],
+    results: list[CriterionResult | None],
+    config: CriterionConfig,
+) -> CriterionResult | None:
+    """One criterion's case result: the mean over the invocations it applied to (each
+    invocation's own result, with its evidence, stays on its ``InvocationResult``).
+
+    An error on any invocation makes the case result an error. ``None`` if it applied to none.
+    """
+    applied = [(inv_id, r) for inv_id, r in zip(invocation_ids, results) if r is not None]
+    if not applied:
+        return None
+    errors = [(inv_id, r) for inv_id, r in applied if r.error]
+    if errors:
+        first = errors[0][1]
+        return CriterionResult.failure(
+            name, config.threshold, "; ".join(f"{inv_id}: {r.error}" for inv_id, r in errors),
+            error_type=first.error_type, traceback=first.traceback)
+    score = statistics.fmean(r.score for _, r in applied)
+    if len(applied) == 1:
+        only = applied[0][1]
+        reason, details = only.reason, dict(only.details)
+    else:
+        reason = "; ".join(f"turn {i + 1}: {r.reason}" for i, (_, r) in enumerate(applied)
+                           if r.reason and not r.passed)
+        details = {}
+    return CriterionResult(criterion=name, score=score, passed=score >= config.threshold,
+                           threshold=config.threshold, reason=reason, details=details)
 
 
-async def score_eval_case(
-    case: EvalCase,
-    turns: Sequence[Trajectory],
-    config: EvalConfig,
-    *,
-    duration_seconds: float = 0.0,
-    missing_turns_reason: str = "no trajectory was captured for this turn",
-) -> EvalCaseResult:
-    """Score ``case`` against one trajectory per turn (a missing turn scores as empty)."""
-    criteria = config.enabled()
-    actual_turns = [turns[i] if i < len(turns) else Trajectory() for i in range(len(case.conversation))]
-    per_turn = await asyncio.gather(*(
-        _score_turn(inv, actual, criteria) for inv, actual in zip(case.conversation, actual_turns)
-    ))
-    invocation_ids = [inv.invocation_id for inv in case.conversation]
-    case_results = []
-    for index, (name, criterion_config) in enumerate(criteria.items()):
-        result = score_case(name, invocation_ids, [turn[index] for turn in per_turn],
-                            criterion_config)
-        if result is not None:
-            case_results.append(result)
-    missing = len(case.conversation) - len(turns)
-    error = f"{missing} of {len(case.conversation)} turn(s) missing: {missing_turns_reason}" \
-        if missing > 0 else None
-    return EvalCaseResult(
-        eval_id=case.eval_id,
-        name=case.name or None,
-        passed=error is None and all(r.passed for r in case_results),
-        criterion_results=case_results,
-        error=error,
-        duration_seconds=duration_seconds,
-        actual_trajectory=[step for t in turns for step in t.steps],
-        actual_response=turns[-1].final_response if turns else None,
-        trace_ids=list(dict.fromkeys(tid for t in turns for tid in t.trace_ids)),
-        invocation_results=[
-            InvocationResult(
-                invocation_id=inv.invocation_id,
-                user_input=inv.user_content.get_text(),
-                expected_response=(inv.expected_final_response.get_text()
-                                   if inv.expected_final_response else None),
-                actual_response=actual.final_response,
-                expected_tool_calls=list(inv.expected_tool_trajectory),
-                actual_tool_calls=actual.tool_calls(),
-                expected_node_order=list(inv.expected_node_order),
-                actual_node_order=actual.node_order(),
-                criterion_results=[r for r in results if r is not None],
-                trace_ids=list(actual.trace_ids),
-            )
-            for inv, actual, results in zip(case.conversation, actual_turns, per_turn)
-        ],
-        metrics=efficiency(turns),
-    )
+DEFAULT_CRITERION_TIMEOUT_S = 300.0
+DEFAULT_SCORING_CONCURRENCY = 16
+
+
+class Scorer:
+    """Scores turns and cases with the enabled criteria of ``config``.
+
+    At most ``concurrency`` criteria run at once; an async criterion still running after
+    ``criterion_timeout_s`` becomes an error result. ``judge`` is handed to criteria in their
+    context. Make one per run (it binds to the running event loop).
+    """
+
+    def __init__(
+        self,
+        config: EvalConfig,
+        *,
+        judge: Any = None,
+        concurrency: int = DEFAULT_SCORING_CONCURRENCY,
+        criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if criterion_timeout_s is not None and criterion_timeout_s <= 0:
+            raise ValueError(f"criterion_timeout_s must be positive, got {criterion_timeout_s}")
+        self.config = config
+        self.criteria = config.enabled()
+        self.judge = judge
+        self.criterion_timeout_s = criterion_timeout_s
+        self._gate = asyncio.Semaphore(concurrency)
+
+    async def _one(self, name: str, context: CriterionContext) -> CriterionResult | None:
+        async with self._gate:
+            return await run_criterion(name, context, timeout_s=self.criterion_timeout_s)
+
+    async def score_turn(
+        self,
+        actual: Trajectory,
+        expected: Invocation | None = None,
+        *,
+        case: EvalCase | None = None,
+        turn_index: int = 0,
+        previous_turns: Sequence[Trajectory] = (),
+    ) -> list[CriterionResult | None]:
+        """Every enabled criterion on one turn, in config order (``None`` where one does not
+        apply); ``expected`` is ``None`` for reference-free scoring."""
+        contexts = [
+            CriterionContext(actual=actual, expected=expected, config=config, case=case,
+                             turn_index=turn_index, previous_turns=tuple(previous_turns), judge=self.judge)
+            for config in self.criteria.values()
+        ]
+        return list(await asyncio.gather(*(
+            self._one(name, context) for name, context in zip(self.criteria, contexts))))
+
+    async def score_case(
+        self,
+        case: EvalCase,
+        turns: Sequence[Trajectory],
+        *,
+        duration_seconds: float = 0.0,
+        missing_turns_reason: str = "no trajectory was captured for this turn",
+    ) -> EvalCaseResult:
+        """Score ``case`` against one trajectory per turn (a missing turn scores as empty)."""
+        actual_turns = [turns[i] if i < len(turns) else Trajectory() for i in range(len(case.conversation))]
+        per_turn = await asyncio.gather(*(
+            self.score_turn(actual, inv, case=case, turn_index=index, previous_turns=actual_turns[:index])
+            for index, (inv, actual) in enumerate(zip(case.conversation, actual_turns))
+        ))
+        invocation_ids = [inv.invocation_id for inv in case.conversation]
+        case_results = []
+        for index, (name, criterion_config) in enumerate(self.criteria.items()):
+            result = score_case(name, invocation_ids, [turn[index] for turn in per_turn], criterion_config)
+            if result is not None:
+                case_results.append(result)
+        missing = len(case.conversation) - len(turns)
+        error = f"{missing} of {len(case.conversation)} turn(s) missing: {missing_turns_reason}" \
+            if missing > 0 else None
+        return EvalCaseResult(
+            eval_id=case.eval_id,
+            name=case.name or None,
+            passed=error is None and all(r.passed for r in case_results),
+            criterion_results=case_results,
+            error=error,
+            duration_seconds=duration_seconds,
+            actual_trajectory=[step for t in turns for step in t.steps],
+            actual_response=turns[-1].final_response if turns else None,
+            trace_ids=list(dict.fromkeys(tid for t in turns for tid in t.trace_ids)),
+            trace_id=turns[0].trace_id if turns else None,
+            span_id=turns[0].span_id if turns else None,
+            invocation_results=[
+                InvocationResult(
+                    invocation_id=inv.invocation_id,
+                    user_input=inv.user_content.get_text(),
+                    expected_response=(inv.expected_final_response.get_text()
+                                       if inv.expected_final_response else None),
+                    actual_response=actual.final_response,
+                    expected_tool_calls=list(inv.expected_tool_trajectory),
+                    actual_tool_calls=actual.tool_calls(),
+                    expected_node_order=list(inv.expected_node_order),
+                    actual_node_order=actual.node_order(),
+                    criterion_results=[r for r in results if r is not None],
+                    trace_ids=list(actual.trace_ids),
+                    trace_id=actual.trace_id,
+                    span_id=actual.span_id,
+                )
+                for inv, actual, results in zip(case.conversation, actual_turns, per_turn)
+            ],
+            metrics=efficiency(turns),
+        )
 
 
 def error_result(case: EvalCase, error: str, duration_seconds: float = 0.0) -> EvalCaseResult:
@@ -123,7 +207,8 @@ def _pass_all(n: int, c: int, k: int) -> float:
 def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
     """One result from repeated runs of a case: the case passes only if every run passed.
 
-    Criterion scores are averaged over the runs; ``metrics`` adds ``runs``, ``passed_runs``,
+    Criterion scores are averaged over the runs (each run's own result is in ``run_results``);
+    ``metrics`` adds ``runs``, ``passed_runs``,
     ``pass@1``, ``pass@k`` and ``pass^k`` (k = number of runs) and the efficiency figures averaged.
     """
     if len(runs) == 1:
@@ -136,33 +221,29 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
             by_name.setdefault(result.criterion, []).append(result)
     criterion_results = []
     for name, results in by_name.items():
-        errors = [r.error for r in results if r.error]
+        errored = [r for r in results if r.error]
         threshold = results[0].threshold
-        per_run = [{"score": r.score, "passed": r.passed, **({"error": r.error} if r.error else {})}
-                   for r in results]
-        if errors:
-            failed = CriterionResult.failure(name, threshold, f"{len(errors)}/{len(results)} run(s) "
-                                             f"errored: {errors[0]}")
-            failed.details["runs"] = per_run
-            criterion_results.append(failed)
+        if errored:
+            criterion_results.append(CriterionResult.failure(
+                name, threshold, f"{len(errored)}/{len(results)} run(s) errored: {errored[0].error}",
+                error_type=errored[0].error_type, traceback=errored[0].traceback))
             continue
         score = statistics.fmean(r.score for r in results)
         reasons = [r.reason for r in results if r.reason and not r.passed]
-        details = {"runs": per_run, **({"reason": reasons[0]} if reasons else {})}
         criterion_results.append(CriterionResult(
             criterion=name, score=score, passed=all(r.passed for r in results),
-            threshold=threshold, details=details))
+            threshold=threshold, reason=reasons[0] if reasons else ""))
     metrics: dict[str, float] = {}
     for key in runs[0].metrics:
         metrics[key] = statistics.fmean(r.metrics.get(key, 0.0) for r in runs)
     metrics.update({"runs": float(n), "passed_runs": float(c), "pass@1": c / n,
                     "pass@k": _pass_at(n, c, n), "pass^k": _pass_all(n, c, n)})
-    errored = [r.error for r in runs if r.error]
+    run_errors = [r.error for r in runs if r.error]
     first = runs[0]
     return first.model_copy(update={
         "passed": c == n,
         "criterion_results": criterion_results,
-        "error": f"{len(errored)}/{n} run(s) errored: {errored[0]}" if errored else None,
+        "error": f"{len(run_errors)}/{n} run(s) errored: {run_errors[0]}" if run_errors else None,
         "duration_seconds": sum(r.duration_seconds for r in runs),
         "metrics": metrics,
         "run_results": list(runs),

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from agenteval_otel.evaluation.models import EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
-from agenteval_otel.reports.diff import tool_call_diff
+from agenteval_otel.reports.diff import tool_call_rows
 
 __all__ = [
     "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "summary_line",
@@ -106,7 +106,7 @@ def criteria_table(report: EvalReport) -> Table:
     return table
 
 
-_DIFF_STYLE = {"match": "green", "mismatch": "yellow", "missing": "red", "unexpected": "magenta"}
+_DIFF_STYLE = {"match": "green", "mismatch": "yellow", "missing": "red", "unexpected": "magenta", "listed": "dim"}
 
 
 def case_diff(case: EvalCaseResult) -> Panel:
@@ -114,7 +114,7 @@ def case_diff(case: EvalCaseResult) -> Panel:
     parts: list[RenderableType] = []
     for index, inv in enumerate(case.invocation_results, start=1):
         parts.append(Text(f"turn {index}: {inv.user_input or ''}", style="bold"))
-        rows = tool_call_diff(inv.expected_tool_calls, inv.actual_tool_calls)
+        rows = tool_call_rows(inv)
         if rows:
             table = Table(show_edge=False, pad_edge=False, box=None)
             for column in ("", "expected", "actual", "difference"):
@@ -127,7 +127,10 @@ def case_diff(case: EvalCaseResult) -> Panel:
         else:
             parts.append(Text("no tool calls expected or made", style="dim"))
         if inv.expected_node_order or inv.actual_node_order:
-            parts.append(Text(f"nodes    expected {' → '.join(inv.expected_node_order) or '—'}\n"
+            verdict = inv.result("node_order")
+            judged = "" if verdict is None or verdict.error else (
+                "  (node_order passed)" if verdict.passed else "  (node_order failed)")
+            parts.append(Text(f"nodes    expected {' → '.join(inv.expected_node_order) or '—'}{judged}\n"
                               f"         actual   {' → '.join(inv.actual_node_order) or '—'}"))
         if inv.expected_response is not None or inv.actual_response is not None:
             parts.append(Text(f"response expected {inv.expected_response!r}\n"

@@ -1,33 +1,38 @@
 """Expected against actual, row by row: the tool-call diff every report shows.
 
-Calls are aligned by tool name (a longest-matching-blocks alignment, as ``difflib`` does), so a
-call with the right name and other arguments shows as a *mismatch* beside its expectation, and
-a call nobody expected as *unexpected*.
+The rows are the evidence ``trajectory_match`` produced when it scored the turn, so a report
+shows exactly the alignment the verdict was based on (under ``ANY_ORDER``, ``[a, b]`` against
+``[b, a]`` is two matches). A report never matches calls itself: when the turn was not scored by
+``trajectory_match`` (or it failed to score), the calls are listed side by side, unjudged.
 
->>> from agenteval_otel.evaluation.models import ToolCall
->>> [row.status for row in tool_call_diff([ToolCall(name="a"), ToolCall(name="b")],
-...                                        [ToolCall(name="b", args={"x": 1})])]
-['missing', 'match']
+>>> from agenteval_otel.evaluation.results import InvocationResult
+>>> from agenteval_otel.trajectory.messages import ToolCall
+>>> inv = InvocationResult(invocation_id="t1", expected_tool_calls=[ToolCall(name="a")],
+...                        actual_tool_calls=[ToolCall(name="b", args={"x": 1})])
+>>> [(row.status, row.expected, row.actual) for row in tool_call_rows(inv)]
+[('listed', 'a()', 'b({"x": 1})')]
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Literal
 
-from agenteval_otel.evaluation.arguments import args_diff
 from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
-from agenteval_otel.evaluation.models import ToolCall
+from agenteval_otel.evaluation.results import InvocationResult
 
-__all__ = ["DiffRow", "DiffStatus", "tool_call_diff"]
+__all__ = ["DiffRow", "DiffStatus", "TOOL_CRITERION", "tool_call_rows"]
 
-DiffStatus = Literal["match", "mismatch", "missing", "unexpected"]
+DiffStatus = Literal["match", "mismatch", "missing", "unexpected", "listed"]
+TOOL_CRITERION = "trajectory_match"
+"""The criterion whose evidence the tool-call diff shows."""
 
 
 @dataclass(frozen=True)
 class DiffRow:
-    """One line of a diff: the expected call, the actual one, and how they differ."""
+    """One line of a diff: the expected call, the actual one, and how they differ (``listed``:
+    side by side, not judged)."""
 
     status: DiffStatus
     expected: str | None
@@ -35,22 +40,12 @@ class DiffRow:
     note: str = ""
 
 
-def tool_call_diff(expected: list[ToolCall], actual: list[ToolCall]) -> list[DiffRow]:
-    """Rows pairing expected and actual calls in order.
-
-    An expected call with empty ``args`` matches any arguments (as in scoring); otherwise the
-    arguments must be equal after JSON normalisation to be a ``match``.
-    """
-    rows: list[DiffRow] = []
-    matcher = difflib.SequenceMatcher(
-        a=[c.name for c in expected], b=[c.name for c in actual], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            for want, got in zip(expected[i1:i2], actual[j1:j2]):
-                problems = args_diff(want.args, got.args, tool_name=want.name) if want.args else []
-                rows.append(DiffRow("mismatch" if problems else "match", describe_call(want),
-                                    describe_call(got), "; ".join(problems)))
-            continue
-        rows.extend(DiffRow("missing", describe_call(c), None) for c in expected[i1:i2])
-        rows.extend(DiffRow("unexpected", None, describe_call(c)) for c in actual[j1:j2])
-    return rows
+def tool_call_rows(invocation: InvocationResult) -> list[DiffRow]:
+    """The tool-call rows of one turn: the criterion's evidence, else the calls listed."""
+    result = invocation.result(TOOL_CRITERION)
+    if result is not None and result.error is None:
+        return [DiffRow(row.status, row.expected, row.actual, row.note) for row in result.evidence]
+    return [
+        DiffRow("listed", None if want is None else describe_call(want), None if got is None else describe_call(got))
+        for want, got in zip_longest(invocation.expected_tool_calls, invocation.actual_tool_calls)
+    ]

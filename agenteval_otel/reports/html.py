@@ -31,7 +31,7 @@ from agenteval_otel.evaluation.results import (
     EvalReport,
     InvocationResult,
 )
-from agenteval_otel.reports.diff import DiffRow, tool_call_diff
+from agenteval_otel.reports.diff import DiffRow, tool_call_rows
 
 __all__ = ["render_html", "write_html"]
 
@@ -274,7 +274,7 @@ def _criteria_table(results: Sequence[CriterionResult]) -> str:
                     f'<td class="num" data-label="Score">{score}</td>'
                     f'<td class="num" data-label="Threshold">{r.threshold:.2f}</td>'
                     f'<td>{_badge(verdict)}</td>'
-                    f'<td class="reason" data-label="Reason">{_e(r.reason)}</td></tr>')
+                    f'<td class="reason" data-label="Reason">{_e(r.explanation)}</td></tr>')
     return ('<div class="scroll"><table class="criteria stackable"><thead><tr><th scope="col">Criterion</th>'
             '<th scope="col">Score</th><th scope="col">Threshold</th><th scope="col">Result</th>'
             f'<th scope="col">Reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
@@ -310,16 +310,16 @@ def _turn(number: int, inv: InvocationResult, with_criteria: bool) -> str:
              f'<code class="muted">{_e(inv.invocation_id)}</code></h4>',
              f'<div class="user-input"><span class="label">User</span>'
              f'<p class="text">{_text(inv.user_input)}</p></div>',
-             _tool_diff(tool_call_diff(inv.expected_tool_calls, inv.actual_tool_calls)),
+             _tool_diff(tool_call_rows(inv)),
              _responses(inv.expected_response, inv.actual_response),
-             _node_order(inv.expected_node_order, inv.actual_node_order)]
+             _node_order(inv)]
     if with_criteria and inv.criterion_results:
         parts.append(_criteria_table(inv.criterion_results))
     parts.append("</section>")
     return "".join(parts)
 
 
-_DIFF_MARK = {"match": "=", "mismatch": "≠", "missing": "−", "unexpected": "+"}
+_DIFF_MARK = {"match": "=", "mismatch": "≠", "missing": "−", "unexpected": "+", "listed": "·"}
 
 
 def _tool_diff(rows: Sequence[DiffRow]) -> str:
@@ -351,14 +351,15 @@ def _responses(expected: str | None, actual: str | None) -> str:
     return f'<div class="block"><h5>Response {tag}</h5><div class="pair">{sides}</div></div>'
 
 
-def _node_order(expected: Sequence[str], actual: Sequence[str]) -> str:
+def _node_order(inv: InvocationResult) -> str:
+    expected, actual = inv.expected_node_order, inv.actual_node_order
     if not expected and not actual:
         return ""
+    verdict = inv.result("node_order")  # the criterion's verdict, never a comparison of our own
     tag = ""
-    if expected:
-        same = list(expected) == list(actual)
-        tag = (f'<span class="tag {"same" if same else "differs"}">'
-               f'{"same order" if same else "differs"}</span>')
+    if verdict is not None and verdict.error is None:
+        tag = (f'<span class="tag {"same" if verdict.passed else "differs"}">'
+               f'node_order {"passed" if verdict.passed else "failed"}</span>')
     return (f'<div class="block"><h5>Node order {tag}</h5><div class="pair">'
             f'<div class="side"><span class="label">Expected</span>{_nodes(expected)}</div>'
             f'<div class="side"><span class="label">Actual</span>{_nodes(actual)}</div>'

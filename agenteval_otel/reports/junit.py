@@ -46,7 +46,7 @@ def _testcase(suite: ET.Element, report: EvalReport, case: EvalCaseResult) -> No
     for result in case.criterion_results:
         if result.error:
             _element(element, "error", {"type": result.criterion, "message": result.error},
-                     result.details.get("traceback") or result.error)
+                     result.traceback or result.error)
         elif not result.passed:
             message = result.shortfall
             body = [message, *([result.reason] if result.reason else [])]

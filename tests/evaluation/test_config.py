@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from agenteval_otel import ArgMatch, ConfigError, CriterionConfig, EvalConfig, MatchType, Rubric
-from agenteval_otel.evaluation.config import canonical_criterion_name, register_criterion_name
+from agenteval_otel.evaluation.criteria import canonical_criterion_name, criterion
 
 
 def test_default_config() -> None:
@@ -84,7 +84,7 @@ def test_explicit_threshold_is_kept_and_instances_not_mutated() -> None:
 
 
 def test_registered_names_become_known() -> None:
-    register_criterion_name("politeness_for_config_test", default_threshold=0.6)
+    criterion("politeness_for_config_test", default_threshold=0.6)(lambda ctx: 1.0)
     config = EvalConfig.model_validate({"criteria": {"politeness_for_config_test": {}}})
     assert config.criteria["politeness_for_config_test"].threshold == 0.6
 

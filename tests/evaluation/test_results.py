@@ -33,7 +33,7 @@ def _cases() -> list[EvalCaseResult]:
         EvalCaseResult(eval_id="ok", passed=True, criterion_results=[
             _result("trajectory_match", 1.0), _result("response_match", 0.9, 0.7)]),
         EvalCaseResult(eval_id="bad", passed=False, criterion_results=[
-            _result("trajectory_match", 0.5, details={"reason": "missing call get_weather"}),
+            _result("trajectory_match", 0.5, reason="missing call get_weather"),
             _result("response_match", 0.8, 0.7)]),
         EvalCaseResult(eval_id="boom", passed=False, criterion_results=[
             CriterionResult.failure("trajectory_match", 0.8, "ValueError: broken"),

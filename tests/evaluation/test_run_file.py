@@ -27,14 +27,14 @@ def test_results_survive_and_resume(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with RunFile(path, "set", CONFIG) as run:
         assert run.open(resume=False) == {}
-        run.append(_result("a"))
-        run.append(_result("b"))
+        run.submit(_result("a"))
+        run.submit(_result("b"))
     with path.open("a") as handle:
         handle.write('{"eval_id": "c", "pass')  # a line cut short by a kill
     with RunFile(path, "set", CONFIG) as run:
         done = run.open(resume=True)
         assert sorted(done) == ["a", "b"]
-        run.append(_result("c"))
+        run.submit(_result("c"))
     with RunFile(path, "set", CONFIG) as run:
         assert sorted(run.open(resume=True)) == ["a", "b", "c"]
 
@@ -43,7 +43,7 @@ def test_a_fresh_run_starts_over(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with RunFile(path, "set", CONFIG) as run:
         run.open(resume=False)
-        run.append(_result("a"))
+        run.submit(_result("a"))
     with RunFile(path, "set", CONFIG) as run:
         assert run.open(resume=False) == {}
     assert len(path.read_text().splitlines()) == 1  # the header only

@@ -20,14 +20,13 @@ from agenteval_otel import (
     EvalConfig,
     EvalSet,
     EvalSetBuilder,
-    Invocation,
     MessageContent,
     SessionInput,
     ToolCall,
 )
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import load_agent
-from agenteval_otel.evaluation.criteria import criterion
+from agenteval_otel.evaluation.criteria import CriterionContext, criterion
 from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
 from agenteval_otel.tracing import agent, tool
 from tests.conftest import REPO_ROOT
@@ -146,8 +145,8 @@ def test_failures_are_data_and_other_cases_still_score(exported: InMemorySpanExp
         return "fine"
 
     @criterion("raises_on_b_for_test")
-    def raises_on_b(expected: Invocation, actual: Any, config: CriterionConfig) -> float:
-        if actual.user_input == "b":
+    def raises_on_b(ctx: CriterionContext) -> float:
+        if ctx.actual.user_input == "b":
             raise RuntimeError("criterion broke")
         return 1.0
 
@@ -191,7 +190,9 @@ def test_repeated_runs_report_pass_at_k(exported: InMemorySpanExporter) -> None:
     assert result.metrics["runs"] == 4 and result.metrics["passed_runs"] == 2
     assert (result.metrics["pass@1"], result.metrics["pass@k"], result.metrics["pass^k"]) == (0.5, 1.0, 0.0)
     response = next(r for r in result.criterion_results if r.criterion == "response_match")
-    assert response.score == 0.5 and [run["score"] for run in response.details["runs"]] == [1.0, 0.0, 1.0, 0.0]
+    assert response.score == 0.5
+    assert [next(r.score for r in run.criterion_results if r.criterion == "response_match")
+            for run in result.run_results] == [1.0, 0.0, 1.0, 0.0]
 
 
 def test_tags_filter(exported: InMemorySpanExporter) -> None:

@@ -23,6 +23,8 @@ from agenteval_otel import (
     ToolCall,
     evaluate_traces,
 )
+from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
+from agenteval_otel.evaluation.results import EvidenceRow
 from tests.conftest import SHARED_DATA
 from tests.ground_truth import ground_truth_eval_set
 
@@ -34,14 +36,17 @@ IMG = '<img src="x" onerror="window.__pwned = 2">'
 
 def _hostile_case() -> EvalCaseResult:
     judge = CriterionResult.failure("llm_judge", 0.7, f"judge answered {SCRIPT}")
+    call = ToolCall(name="search", args={"q": f"</td>{SCRIPT}"})
     trajectory = CriterionResult(criterion="trajectory_match", score=0.0, passed=False,
-                                 threshold=0.8, details={"reason": f"unexpected: {IMG}"})
+                                 threshold=0.8, reason=f"unexpected: {IMG}",
+                                 evidence=[EvidenceRow(status="unexpected", actual=describe_call(call))])
+    nodes = CriterionResult(criterion="node_order", score=0.5, passed=False, threshold=1.0)
     turn = InvocationResult(
         invocation_id="turn1", user_input=f"Weather in {SCRIPT}?",
         expected_response="Sunny.", actual_response=f"</p>{IMG}",
-        actual_tool_calls=[ToolCall(name="search", args={"q": f"</td>{SCRIPT}"})],
+        actual_tool_calls=[call],
         expected_node_order=["plan", "respond"], actual_node_order=["plan", f"<b>{SCRIPT}</b>"],
-        criterion_results=[trajectory, judge])
+        criterion_results=[trajectory, nodes, judge])
     return EvalCaseResult(eval_id="hostile", name=f"<i>{IMG}</i>", passed=False,
                           criterion_results=[trajectory, judge], invocation_results=[turn],
                           metrics={"tool_calls": 1.0, "runs": 3.0, "pass@1": 1 / 3, "pass@k": 1.0,

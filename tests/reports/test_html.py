@@ -146,7 +146,7 @@ def test_trajectory_diff_rows(tags: _Tags, page: str) -> None:
     assert missing and "<code>book_flight()</code>" in missing.group()
     assert "argument &#x27;city&#x27;: expected" in page          # the mismatch note
     assert "No turn was scored." in page and "unmatched: no trace found" in page
-    assert '<span class="tag differs">differs</span>' in page     # the hostile case's node order
+    assert '<span class="tag differs">node_order failed</span>' in page  # the hostile case's node order
 
 
 def test_failed_and_errored_cases_start_open(tags: _Tags) -> None:

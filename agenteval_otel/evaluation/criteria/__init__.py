@@ -1,29 +1,34 @@
-"""Criteria: how an agent's trajectory is scored against an eval case.
+"""Criteria: how an agent's trajectory is scored, turn by turn.
 
-Importing this package registers the built-in criteria; ``criterion`` registers your own.
+A criterion takes one :class:`CriterionContext` and returns a float, a bool, a :class:`Score`
+or ``None``; :func:`criterion` registers yours by name (the built-ins load with the registry).
+
+>>> from agenteval_otel.evaluation.criteria import Score, criterion
+>>> @criterion("is_polite", default_threshold=1.0)
+... def is_polite(ctx):
+...     return Score(1.0 if "please" in (ctx.actual.final_response or "").lower() else 0.0, "looked for 'please'")
 """
 
-from agenteval_otel.evaluation.criteria import (  # noqa: F401 - registers the built-ins
-    judged,
-    node_order,
-    responses,
-    tool_name_match,
-    trajectory_match,
-)
+from agenteval_otel.evaluation.criteria.context import CriterionContext
+from agenteval_otel.evaluation.criteria.outcome import run_criterion
 from agenteval_otel.evaluation.criteria.registry import (
+    RegisteredCriterion,
     Score,
+    canonical_criterion_name,
     criterion,
+    criterion_names,
     get_criterion,
     registered_criteria,
-    score_case,
-    score_invocation,
 )
 
 __all__ = [
+    "CriterionContext",
+    "RegisteredCriterion",
     "Score",
+    "canonical_criterion_name",
     "criterion",
+    "criterion_names",
     "get_criterion",
     "registered_criteria",
-    "score_case",
-    "score_invocation",
+    "run_criterion",
 ]

@@ -3,34 +3,38 @@ only when a judge is configured. Without one they give an error result, never a 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-from agenteval_otel.evaluation.config import CriterionConfig
+from agenteval_otel.errors import JudgeError
+from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.registry import criterion
-from agenteval_otel.evaluation.models import Invocation
-
-if TYPE_CHECKING:
-    from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["JUDGED_CRITERIA", "JudgeNotConfiguredError"]
 
-JUDGED_CRITERIA = ("llm_judge", "rubric_based", "hallucination", "safety", "factual_accuracy")
+# name -> (aliases, default threshold)
+JUDGED_CRITERIA: dict[str, tuple[tuple[str, ...], float]] = {
+    "llm_judge": (("final_response_match_v2",), 0.7),
+    "rubric_based": (("rubric_based_final_response_quality_v1",), 0.8),
+    "hallucination": (("hallucinations_v1",), 0.8),
+    "safety": (("safety_v1",), 0.8),
+    "factual_accuracy": (("factual_accuracy_v1",), 0.8),
+}
 
 
-class JudgeNotConfiguredError(RuntimeError):
+class JudgeNotConfiguredError(JudgeError):
     """An LLM-judged criterion was asked for, but no judge is configured."""
 
 
-def _needs_judge(name: str):  # type: ignore[no-untyped-def]
-    def judged(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> float:
+def _needs_judge(name: str) -> Callable[[CriterionContext], float]:
+    def judged(ctx: CriterionContext) -> float:
         raise JudgeNotConfiguredError(
             f"no LLM judge is configured: {name!r} needs a judge model "
-            f"({config.judge_model}) behind an OpenAI-compatible endpoint"
+            f"({ctx.config.judge_model}) behind an OpenAI-compatible endpoint"
         )
 
     judged.__name__ = name
     return judged
 
 
-for _name in JUDGED_CRITERIA:
-    criterion(_name)(_needs_judge(_name))
+for _name, (_aliases, _threshold) in JUDGED_CRITERIA.items():
+    criterion(_name, aliases=_aliases, default_threshold=_threshold)(_needs_judge(_name))

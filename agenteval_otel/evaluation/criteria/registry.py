@@ -1,176 +1,205 @@
-"""The criterion registry: built-in and user criteria, looked up by name or alias.
+"""The criterion registry: every criterion, built-in or yours, under one name with its aliases,
+its default threshold and, if it has one, its settings model.
 
-A criterion is a function ``(expected: Invocation, actual: Trajectory, config: CriterionConfig)``
-that returns a score in [0, 1] (``float``), an assertion (``bool``), a :class:`Score` with a
-reason, or ``None`` when it does not apply to that turn. It may be ``async``. It is called once
-per invocation; the case's score is the mean over the invocations it applied to.
+A criterion is a function of one :class:`~agenteval_otel.evaluation.criteria.context.CriterionContext`
+that returns a score in [0, 1] (``float``), an assertion (``bool``), a :class:`Score` with a reason,
+or ``None`` when it does not apply to that turn. It may be ``async``. It is called once per
+invocation; the case's score is the mean over the invocations it applied to.
 
 >>> @criterion("mentions_city", default_threshold=1.0)
-... def mentions_city(expected, actual, config):
-...     return Score(1.0 if "Paris" in (actual.final_response or "") else 0.0, "looked for Paris")
+... def mentions_city(ctx):
+...     return Score(1.0 if "Paris" in (ctx.actual.final_response or "") else 0.0, "looked for Paris")
+>>> get_criterion("mentions_city").default_threshold
+1.0
+
+Functions written for the older three-argument form ``(expected, actual, config)`` still register
+(with a ``DeprecationWarning``) and are called with ``ctx.expected, ctx.actual, ctx.config``; they
+do not apply to reference-free turns (``ctx.expected is None``).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
-import logging
-import statistics
-import traceback
-from collections.abc import Awaitable, Callable
+import threading
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-from agenteval_otel.evaluation.config import (
-    CriterionConfig,
-    canonical_criterion_name,
-    register_criterion_name,
-)
-from agenteval_otel.evaluation.models import Invocation
-from agenteval_otel.evaluation.results import CriterionResult
+from pydantic import BaseModel
+
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation.results import EvidenceRow
 
 if TYPE_CHECKING:
-    from agenteval_otel.trajectory.trajectory import Trajectory
+    from agenteval_otel.evaluation.criteria.context import CriterionContext
 
-__all__ = ["Score", "criterion", "get_criterion", "registered_criteria", "score_case", "score_invocation"]
-
-_log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Score:
-    """A criterion's verdict on one invocation: a value in [0, 1], why, and any details."""
-
-    value: float
-    reason: str = ""
-    details: dict[str, Any] = field(default_factory=dict)
-
-
-Outcome = Union[float, bool, Score, None]
-CriterionFn = Callable[
-    [Invocation, "Trajectory", CriterionConfig], Union[Outcome, Awaitable[Outcome]]
+__all__ = [
+    "CriterionFn",
+    "Outcome",
+    "RegisteredCriterion",
+    "Score",
+    "canonical_criterion_name",
+    "criterion",
+    "criterion_names",
+    "get_criterion",
+    "registered_criteria",
 ]
 
 
 @dataclass(frozen=True)
+class Score:
+    """A criterion's verdict on one invocation: a value in [0, 1], why, free-form ``details``,
+    and the ``evidence`` reports show (rows aligning what was expected with what happened)."""
+
+    value: float
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    evidence: Sequence[EvidenceRow] = ()
+
+
+Outcome = Union[float, bool, Score, None]
+CriterionFn = Callable[["CriterionContext"], Union[Outcome, Awaitable[Outcome]]]
+F = TypeVar("F", bound=Callable[..., Any])
+DEFAULT_THRESHOLD = 0.8
+
+
+@dataclass(frozen=True)
 class RegisteredCriterion:
-    """A criterion function under its name."""
+    """A criterion function under its name, with its aliases, default threshold and the
+    settings model its ``CriterionConfig.params`` are validated with (``None``: free-form)."""
 
     name: str
     fn: CriterionFn
     default_threshold: float
+    aliases: tuple[str, ...] = ()
+    settings: type[BaseModel] | None = None
+
+    def parse_settings(self, params: dict[str, Any]) -> BaseModel | None:
+        """``params`` validated by the settings model (``None`` without one)."""
+        return None if self.settings is None else self.settings.model_validate(params)
 
 
 _REGISTRY: dict[str, RegisteredCriterion] = {}
+_ALIASES: dict[str, str] = {}
+_LOCK = threading.RLock()
+_BUILTINS = "agenteval_otel.evaluation.criteria.builtin"
+_builtins_state = "absent"  # absent -> loading -> loaded
+
+
+def _load_builtins() -> None:
+    """Register the built-in criteria once, before any lookup or user registration."""
+    global _builtins_state
+    with _LOCK:
+        if _builtins_state != "absent":
+            return
+        _builtins_state = "loading"
+        try:
+            importlib.import_module(_BUILTINS)
+        finally:
+            _builtins_state = "loaded"
+
+
+def _legacy(fn: Callable[..., Any], name: str) -> CriterionFn | None:
+    """An adapter for a three-argument ``(expected, actual, config)`` function, else ``None``."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 3:
+        return None
+    warnings.warn(
+        f"criterion {name!r} takes (expected, actual, config); take one CriterionContext instead "
+        "(ctx.expected, ctx.actual, ctx.config). The three-argument form is deprecated.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+    if inspect.iscoroutinefunction(fn):
+
+        async def adapted_async(ctx: CriterionContext) -> Outcome:
+            if ctx.expected is None:
+                return None
+            return await fn(ctx.expected, ctx.actual, ctx.config)  # type: ignore[no-any-return]
+
+        return adapted_async
+
+    def adapted(ctx: CriterionContext) -> Outcome:
+        if ctx.expected is None:
+            return None
+        return fn(ctx.expected, ctx.actual, ctx.config)  # type: ignore[no-any-return]
+
+    return adapted
 
 
 def criterion(
-    name: str | None = None, *, default_threshold: float = 0.8
-) -> Callable[[CriterionFn], CriterionFn]:
+    name: str | None = None,
+    *,
+    default_threshold: float | None = None,
+    aliases: Sequence[str] = (),
+    settings: type[BaseModel] | None = None,
+) -> Callable[[F], F]:
     """Register a criterion function under ``name`` (default: the function's name).
 
-    Registering a name again replaces the earlier function, so a user can override a
-    built-in criterion.
+    ``default_threshold`` applies when a config names the criterion without a threshold (0.8,
+    or the replaced criterion's); ``aliases`` are other names configs may use for it;
+    ``settings`` a pydantic model that validates ``CriterionConfig.params`` (the validated object
+    is ``ctx.settings``). Registering a name (or an alias of a built-in) again replaces the earlier
+    function, so a user can override a built-in criterion.
     """
+    if default_threshold is not None and not 0.0 <= default_threshold <= 1.0:
+        raise ValueError(f"default_threshold must be in [0, 1], got {default_threshold!r}")
 
-    def register(fn: CriterionFn) -> CriterionFn:
+    def register(fn: F) -> F:
         key = name or getattr(fn, "__name__", "")
         if not key:
             raise ValueError("a criterion needs a name")
-        try:
-            key = canonical_criterion_name(key)
-        except ValueError:
-            register_criterion_name(key, default_threshold)
-        _REGISTRY[key] = RegisteredCriterion(key, fn, default_threshold)
+        _load_builtins()
+        with _LOCK:
+            key = _ALIASES.get(key, key)
+            previous = _REGISTRY.get(key)
+            for alias in aliases:
+                owner = _ALIASES.get(alias, alias if alias in _REGISTRY else None)
+                if owner is not None and owner != key:
+                    raise ValueError(f"{alias!r} already names criterion {owner!r}")
+            kept_aliases = tuple(dict.fromkeys([*(previous.aliases if previous else ()), *aliases]))
+            _REGISTRY[key] = RegisteredCriterion(
+                name=key,
+                fn=_legacy(fn, key) or fn,
+                default_threshold=(
+                    default_threshold if default_threshold is not None
+                    else previous.default_threshold if previous is not None else DEFAULT_THRESHOLD
+                ),
+                aliases=kept_aliases,
+                settings=settings,
+            )
+            for alias in kept_aliases:
+                _ALIASES[alias] = key
         return fn
 
     return register
 
 
+def canonical_criterion_name(name: str) -> str:
+    """Our name for a criterion name or alias; ``ConfigError`` for an unknown name."""
+    _load_builtins()
+    canonical = _ALIASES.get(name, name)
+    if canonical not in _REGISTRY:
+        raise ConfigError(f"unknown criterion {name!r}; expected one of: {', '.join(criterion_names())}")
+    return canonical
+
+
 def get_criterion(name: str) -> RegisteredCriterion:
-    """The criterion registered under ``name`` or an alias of it."""
-    key = canonical_criterion_name(name)
-    if key not in _REGISTRY:
-        raise KeyError(f"criterion {key!r} is known but has no implementation registered")
-    return _REGISTRY[key]
+    """The criterion registered under ``name`` or an alias of it (``ConfigError`` if none is)."""
+    return _REGISTRY[canonical_criterion_name(name)]
 
 
-def registered_criteria() -> list[str]:
-    """The names of every registered criterion."""
+def criterion_names() -> list[str]:
+    """Every registered criterion name (without aliases)."""
+    _load_builtins()
     return sorted(_REGISTRY)
 
 
-def _clamped(value: float) -> float:
-    return min(1.0, max(0.0, float(value)))
-
-
-def _as_result(name: str, outcome: Outcome, config: CriterionConfig) -> CriterionResult | None:
-    if outcome is None:
-        return None
-    if isinstance(outcome, Score):
-        score, details = _clamped(outcome.value), dict(outcome.details)
-        if outcome.reason:
-            details["reason"] = outcome.reason
-    elif isinstance(outcome, (bool, int, float)):
-        score, details = _clamped(float(outcome)), {}
-    else:
-        raise TypeError(
-            f"criterion {name!r} returned {type(outcome).__name__}; expected a float, a bool, "
-            "a Score or None"
-        )
-    return CriterionResult(
-        criterion=name, score=score, passed=score >= config.threshold,
-        threshold=config.threshold, details=details,
-    )
-
-
-async def score_invocation(
-    name: str, expected: Invocation, actual: Trajectory, config: CriterionConfig
-) -> CriterionResult | None:
-    """Score one invocation. A criterion that raises yields a result with ``error``."""
-    try:
-        registered = get_criterion(name)
-        outcome = registered.fn(expected, actual, config)
-        if inspect.isawaitable(outcome):
-            outcome = await outcome
-        return _as_result(registered.name, outcome, config)
-    except Exception as exc:  # a failing criterion is data, never an exception out of the run
-        _log.debug("criterion %s failed", name, exc_info=True)
-        result = CriterionResult.failure(name, config.threshold, f"{type(exc).__name__}: {exc}")
-        result.details["traceback"] = traceback.format_exc(limit=5)
-        return result
-
-
-def score_case(
-    name: str,
-    invocation_ids: list[str],
-    results: list[CriterionResult | None],
-    config: CriterionConfig,
-) -> CriterionResult | None:
-    """One criterion's case result: the mean over the invocations it applied to.
-
-    An error on any invocation makes the case result an error. ``None`` if it applied to none.
-    """
-    applied = [(inv_id, r) for inv_id, r in zip(invocation_ids, results) if r is not None]
-    if not applied:
-        return None
-    per_invocation = [
-        {"invocation_id": inv_id, "score": r.score, "passed": r.passed,
-         **({"reason": r.reason} if r.reason else {}), **({"error": r.error} if r.error else {})}
-        for inv_id, r in applied
-    ]
-    errors = [f"{inv_id}: {r.error}" for inv_id, r in applied if r.error]
-    if errors:
-        failed = CriterionResult.failure(name, config.threshold, "; ".join(errors))
-        failed.details["invocations"] = per_invocation
-        return failed
-    score = statistics.fmean(r.score for _, r in applied)
-    details: dict[str, Any] = {"invocations": per_invocation}
-    if len(applied) == 1:
-        details.update(applied[0][1].details)
-    else:
-        reasons = [f"turn {i + 1}: {r.reason}" for i, (_, r) in enumerate(applied)
-                   if r.reason and not r.passed]
-        if reasons:
-            details["reason"] = "; ".join(reasons)
-    return CriterionResult(criterion=name, score=score, passed=score >= config.threshold,
-                           threshold=config.threshold, details=details)
+registered_criteria = criterion_names

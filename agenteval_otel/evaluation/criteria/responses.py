@@ -3,33 +3,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pydantic import BaseModel, ConfigDict
 
-from agenteval_otel.evaluation.config import CriterionConfig
+from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.registry import Score, criterion
 from agenteval_otel.evaluation.criteria.rouge import rouge1_f
 from agenteval_otel.evaluation.models import Invocation
 
-if TYPE_CHECKING:
-    from agenteval_otel.trajectory.trajectory import Trajectory
-
-__all__ = ["contains_keywords", "exact_match", "response_match"]
+__all__ = ["ExactMatchSettings", "KeywordSettings", "contains_keywords", "exact_match", "response_match"]
 
 
-def _expected_text(expected: Invocation) -> str | None:
-    if expected.expected_final_response is None:
+def _expected_text(expected: Invocation | None) -> str | None:
+    if expected is None or expected.expected_final_response is None:
         return None
     return expected.expected_final_response.get_text()
 
 
-@criterion("response_match", default_threshold=0.7)
-def response_match(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Score | None:
+@criterion("response_match", aliases=("response_match_score", "rouge_match"), default_threshold=0.7)
+def response_match(ctx: CriterionContext) -> Score | None:
     """ROUGE-1 F-measure of the final response against the expected one (Google ADK's
     ``response_match_score``). Does not apply to a turn with no expected response."""
-    want = _expected_text(expected)
+    want = _expected_text(ctx.expected)
     if want is None:
         return None
-    got = actual.final_response or ""
+    got = ctx.actual.final_response or ""
     score = rouge1_f(want, got)
     return Score(score, f"ROUGE-1 F {score:.3f} against the expected response",
                  {"expected": want, "actual": got})
@@ -40,15 +37,32 @@ def _normalised(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-@criterion("exact_match", default_threshold=1.0)
-def exact_match(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Score | None:
+class ExactMatchSettings(BaseModel):
+    """``exact_match`` params: ``case_sensitive`` (default true)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_sensitive: bool = True
+
+
+class KeywordSettings(BaseModel):
+    """``contains_keywords`` params: the ``keywords`` to look for (else the invocation's
+    ``metadata["keywords"]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keywords: list[str] = []
+
+
+@criterion("exact_match", default_threshold=1.0, settings=ExactMatchSettings)
+def exact_match(ctx: CriterionContext) -> Score | None:
     """1 when the final response equals the expected one (white space folded; case-insensitive
     with ``params={"case_sensitive": False}``), else 0."""
-    want = _expected_text(expected)
+    want = _expected_text(ctx.expected)
     if want is None:
         return None
-    got = actual.final_response or ""
-    case_sensitive = bool(config.params.get("case_sensitive", True))
+    got = ctx.actual.final_response or ""
+    case_sensitive = ctx.settings.case_sensitive
     equal = _normalised(want, case_sensitive) == _normalised(got, case_sensitive)
     return Score(1.0 if equal else 0.0,
                  "response equals the expected one" if equal
@@ -56,19 +70,20 @@ def exact_match(expected: Invocation, actual: Trajectory, config: CriterionConfi
                  {"expected": want, "actual": got})
 
 
-@criterion("contains_keywords", default_threshold=1.0)
-def contains_keywords(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Score | None:
+@criterion("contains_keywords", default_threshold=1.0, settings=KeywordSettings)
+def contains_keywords(ctx: CriterionContext) -> Score | None:
     """The share of keywords found in the final response (case-insensitive).
 
     Keywords come from ``params={"keywords": [...]}`` or the invocation's
     ``metadata["keywords"]``; a turn with neither is not scored.
     """
-    keywords = expected.metadata.get("keywords") or config.params.get("keywords")
+    keywords = (ctx.expected.metadata.get("keywords") if ctx.expected is not None else None) \
+        or ctx.settings.keywords
     if not keywords:
         return None
     if isinstance(keywords, str) or not all(isinstance(k, str) for k in keywords):
         raise ValueError(f"keywords must be a list of strings, got {keywords!r}")
-    text = (actual.final_response or "").casefold()
+    text = (ctx.actual.final_response or "").casefold()
     missing = [k for k in keywords if k.casefold() not in text]
     found = len(keywords) - len(missing)
     reason = f"{found}/{len(keywords)} keyword(s) found" + (

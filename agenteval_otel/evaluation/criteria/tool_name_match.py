@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
-from agenteval_otel.evaluation.config import CriterionConfig
+from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.registry import Score, criterion
-from agenteval_otel.evaluation.models import Invocation
-
-if TYPE_CHECKING:
-    from agenteval_otel.trajectory.trajectory import Trajectory
+from agenteval_otel.trajectory.steps import StepType
 
 __all__ = ["tool_name_match"]
 
 
-@criterion("tool_name_match", default_threshold=1.0)
-def tool_name_match(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Score:
+@criterion("tool_name_match", aliases=("tool_name_match_score",), default_threshold=1.0)
+def tool_name_match(ctx: CriterionContext) -> Score | None:
     """Shared names ÷ max(expected, actual) counts: missing and extra calls both cost score."""
-    want = Counter(call.name for call in expected.expected_tool_trajectory)
-    got = Counter(call.name for call in actual.tool_calls())
+    if ctx.expected is None:
+        return None
+    want = Counter(call.name for call in ctx.expected.expected_tool_trajectory)
+    got = Counter(step.name for step in ctx.actual.steps if step.step_type is StepType.TOOL)
     longest = max(sum(want.values()), sum(got.values()))
     shared = sum((want & got).values())
     missing = sorted((want - got).elements())

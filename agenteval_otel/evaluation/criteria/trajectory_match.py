@@ -1,18 +1,21 @@
-"""``trajectory_match``: expected against actual tool calls, by match type, with argument rules."""
+"""``trajectory_match``: expected against actual tool calls, by match type, with argument rules.
+
+Besides the score and the reason, it returns its evidence: one row per expected and per actual
+call, aligned as the match type matched them, which every report shows as the tool-call diff.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agenteval_otel.evaluation.arguments import args_diff
 from agenteval_otel.evaluation.config import CriterionConfig, MatchType
+from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.registry import Score, criterion
-from agenteval_otel.evaluation.criteria.sequences import match_sequences
-from agenteval_otel.evaluation.models import Invocation, ToolCall
-
-if TYPE_CHECKING:
-    from agenteval_otel.trajectory.trajectory import Trajectory
+from agenteval_otel.evaluation.criteria.sequences import SequenceMatch, match_sequences
+from agenteval_otel.evaluation.results import EvidenceRow
+from agenteval_otel.trajectory.messages import ToolCall
 
 __all__ = ["describe_call", "trajectory_match"]
 
@@ -32,9 +35,11 @@ def describe_call(call: ToolCall) -> str:
 def _mismatches(
     expected: list[ToolCall], actual: list[ToolCall], missing: list[int], unexpected: list[int],
     config: CriterionConfig,
-) -> tuple[list[dict[str, Any]], list[int], list[int]]:
-    """Pair leftover expected and actual calls of the same tool: an argument mismatch."""
-    mismatched, left_missing, left_unexpected = [], list(missing), list(unexpected)
+) -> tuple[list[tuple[int, int, list[str]]], list[int], list[int]]:
+    """Pair leftover expected and actual calls of the same tool: an argument mismatch
+    ``(expected index, actual index, differences)``."""
+    mismatched: list[tuple[int, int, list[str]]] = []
+    left_missing, left_unexpected = list(missing), list(unexpected)
     if not config.check_args:
         return mismatched, left_missing, left_unexpected
     for i in missing:
@@ -46,33 +51,52 @@ def _mismatches(
         j = same_name[0]
         left_missing.remove(i)
         left_unexpected.remove(j)
-        mismatched.append({
-            "expected": describe_call(expected[i]),
-            "actual": describe_call(actual[j]),
-            "diff": args_diff(expected[i].args, actual[j].args, config.arg_match, expected[i].name),
-        })
+        mismatched.append((i, j, args_diff(expected[i].args, actual[j].args, config.arg_match, expected[i].name)))
     return mismatched, left_missing, left_unexpected
 
 
-@criterion("trajectory_match", default_threshold=0.8)
-def trajectory_match(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Score:
+def _evidence(
+    want: list[ToolCall], got: list[ToolCall], result: SequenceMatch[Any, Any],
+    mismatched: list[tuple[int, int, list[str]]], missing: list[int], unexpected: list[int],
+) -> list[EvidenceRow]:
+    """The rows in the order the calls happened; a missing call right after the call before it."""
+    keyed: list[tuple[tuple[int, int, int], EvidenceRow]] = []
+    position = {i: j for i, j in result.pairs} | {i: j for i, j, _ in mismatched}
+    for i, j in result.pairs:
+        keyed.append(((j, 0, i), EvidenceRow(status="match", expected=describe_call(want[i]),
+                                             actual=describe_call(got[j]))))
+    for i, j, problems in mismatched:
+        keyed.append(((j, 0, i), EvidenceRow(status="mismatch", expected=describe_call(want[i]),
+                                             actual=describe_call(got[j]), note="; ".join(problems))))
+    for i in missing:
+        before = max((position[k] for k in position if k < i), default=-1)
+        keyed.append(((before, 1, i), EvidenceRow(status="missing", expected=describe_call(want[i]))))
+    for j in unexpected:
+        keyed.append(((j, 0, -1), EvidenceRow(status="unexpected", actual=describe_call(got[j]))))
+    return [row for _, row in sorted(keyed, key=lambda item: item[0])]
+
+
+@criterion("trajectory_match", aliases=("tool_trajectory_avg_score", "trajectory"), default_threshold=0.8)
+def trajectory_match(ctx: CriterionContext) -> Score | None:
     """Score the turn's tool calls against the expected ones (see ``match_sequences``)."""
-    want = list(expected.expected_tool_trajectory)
-    got = list(actual.tool_calls())
+    if ctx.expected is None:
+        return None
+    config = ctx.config
+    want = list(ctx.expected.expected_tool_trajectory)
+    got = ctx.actual.tool_calls()
     result = match_sequences(
         want, got, config.match_type,
         lambda e, a: e.matches(a, check_args=config.check_args, arg_match=config.arg_match),
     )
-    mismatched, missing, unexpected = _mismatches(
-        want, got, result.missing, result.unexpected, config)
+    mismatched, missing, unexpected = _mismatches(want, got, result.missing, result.unexpected, config)
     parts = [f"{len(result.pairs)}/{len(want)} expected call(s) matched "
              f"({config.match_type.value}{', arguments checked' if config.check_args else ''})"]
     if missing:
         parts.append("missing: " + ", ".join(describe_call(want[i]) for i in missing))
     if unexpected:
         parts.append("unexpected: " + ", ".join(describe_call(got[j]) for j in unexpected))
-    for m in mismatched:
-        parts.append(f"argument mismatch {m['expected']} vs {m['actual']}: " + "; ".join(m["diff"]))
+    for i, j, problems in mismatched:
+        parts.append(f"argument mismatch {describe_call(want[i])} vs {describe_call(got[j])}: " + "; ".join(problems))
     return Score(
         result.score,
         "; ".join(parts),
@@ -82,6 +106,10 @@ def trajectory_match(expected: Invocation, actual: Trajectory, config: Criterion
             "actual": [describe_call(c) for c in got],
             "missing": [describe_call(want[i]) for i in missing],
             "unexpected": [describe_call(got[j]) for j in unexpected],
-            "mismatched": mismatched,
+            "mismatched": [
+                {"expected": describe_call(want[i]), "actual": describe_call(got[j]), "diff": problems}
+                for i, j, problems in mismatched
+            ],
         },
+        _evidence(want, got, result, mismatched, missing, unexpected),
     )

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
 
 from agenteval_otel import ArgMatch, CriterionConfig, Invocation, MatchType, ToolCall, TrajectoryStep
-from agenteval_otel.evaluation.criteria import Score, criterion, get_criterion, score_case, score_invocation
+from agenteval_otel.evaluation.criteria import (
+    CriterionContext,
+    Score,
+    criterion,
+    get_criterion,
+    run_criterion,
+)
 from agenteval_otel.evaluation.results import CriterionResult
+from agenteval_otel.evaluation.scoring import score_case
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 
@@ -27,8 +35,10 @@ def _trajectory(*calls: tuple[str, dict[str, Any]], response: str | None = None,
     return Trajectory(steps=steps, final_response=response)
 
 
-def _score(name: str, expected: Invocation, actual: Trajectory, config: CriterionConfig) -> CriterionResult | None:
-    return asyncio.run(score_invocation(name, expected, actual, config))
+def _score(name: str, expected: Invocation | None, actual: Trajectory, config: CriterionConfig,
+           timeout_s: float | None = None, **context: Any) -> CriterionResult | None:
+    ctx = CriterionContext(actual=actual, expected=expected, config=config, **context)
+    return asyncio.run(run_criterion(name, ctx, timeout_s=timeout_s))
 
 
 class TestTrajectoryMatch:
@@ -139,7 +149,8 @@ class TestNodesAndNames:
         result = _score("tool_name_match", _turn(["a", "b", "b"]),
                         _trajectory(("b", {}), ("a", {}), ("c", {})), CriterionConfig(threshold=1.0))
         assert result is not None and result.score == pytest.approx(2 / 3)
-        assert result.details == {"missing": ["b"], "extra": ["c"], "reason": result.reason}
+        assert result.details == {"missing": ["b"], "extra": ["c"]}
+        assert result.reason == "2/3 tool name(s) shared; missing: b; extra: c"
 
 
 class TestRegistry:
@@ -156,25 +167,26 @@ class TestRegistry:
 
     def test_raising_criterion_becomes_an_error_result(self) -> None:
         @criterion("explodes_for_test")
-        def explodes(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> float:
+        def explodes(ctx: CriterionContext) -> float:
             raise ZeroDivisionError("boom")
 
         result = _score("explodes_for_test", _turn(), _trajectory(), CriterionConfig())
         assert result is not None and result.error == "ZeroDivisionError: boom"
-        assert "ZeroDivisionError" in result.details["traceback"]
+        assert result.error_type == "ZeroDivisionError"
+        assert result.traceback is not None and "ZeroDivisionError" in result.traceback
 
     def test_user_criteria_sync_async_bool_and_garbage(self) -> None:
         @criterion("polite_for_test", default_threshold=1.0)
-        async def polite(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Score:
+        async def polite(ctx: CriterionContext) -> Score:
             await asyncio.sleep(0)
             return Score(2.0, "very polite")  # clamped to 1
 
         @criterion("said_hi_for_test")
-        def said_hi(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> bool:
-            return "hi" in (actual.final_response or "")
+        def said_hi(ctx: CriterionContext) -> bool:
+            return "hi" in (ctx.actual.final_response or "")
 
         @criterion("garbage_for_test")
-        def garbage(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> Any:
+        def garbage(ctx: CriterionContext) -> Any:
             return "ten out of ten"
 
         actual = _trajectory(response="hi there")
@@ -192,12 +204,11 @@ class TestScoreCase:
         config = CriterionConfig(threshold=0.7)
         results = [CriterionResult(criterion="c", score=1.0, passed=True, threshold=0.7),
                    None,
-                   CriterionResult(criterion="c", score=0.5, passed=False, threshold=0.7,
-                                   details={"reason": "half"})]
+                   CriterionResult(criterion="c", score=0.5, passed=False, threshold=0.7, reason="half")]
         case = score_case("c", ["i1", "i2", "i3"], results, config)
         assert case is not None and case.score == 0.75 and case.passed
-        assert [inv["invocation_id"] for inv in case.details["invocations"]] == ["i1", "i3"]
-        assert case.details["reason"] == "turn 2: half"
+        assert case.reason == "turn 2: half"
+        assert case.details == {} and case.evidence == []  # each turn's own result is kept once, on its turn
 
     def test_not_applicable_anywhere(self) -> None:
         assert score_case("c", ["i1"], [None], CriterionConfig()) is None
@@ -207,3 +218,96 @@ class TestScoreCase:
                    CriterionResult.failure("c", 0.8, "TimeoutError: judge")]
         case = score_case("c", ["i1", "i2"], results, CriterionConfig())
         assert case is not None and case.error == "i2: TimeoutError: judge" and not case.passed
+
+
+class TestCriterionContract:
+    """One context in, failures as data out."""
+
+    def test_the_context_carries_the_case_the_turn_and_the_turns_before(self) -> None:
+        seen: list[CriterionContext] = []
+
+        @criterion("sees_context_for_test")
+        def sees(ctx: CriterionContext) -> float:
+            seen.append(ctx)
+            return 1.0
+
+        earlier = _trajectory(response="first")
+        _score("sees_context_for_test", _turn(), _trajectory(response="second"), CriterionConfig(),
+               turn_index=1, previous_turns=(earlier,), judge="a judge")
+        ctx = seen[0]
+        assert (ctx.turn_index, ctx.previous_turns, ctx.judge) == (1, (earlier,), "a judge")
+        assert not ctx.reference_free
+
+    def test_reference_free_scoring(self) -> None:
+        @criterion("short_reply_for_test", default_threshold=1.0)
+        def short(ctx: CriterionContext) -> bool:
+            assert ctx.expected is None
+            return len(ctx.actual.final_response or "") < 10
+
+        result = _score("short_reply_for_test", None, _trajectory(response="ok"), CriterionConfig(threshold=1.0))
+        assert result is not None and result.passed
+        # built-ins that need a reference do not apply without one
+        assert _score("trajectory_match", None, _trajectory(("a", {})), CriterionConfig.trajectory()) is None
+        assert _score("response_match", None, _trajectory(response="x"), CriterionConfig.response()) is None
+
+    def test_three_argument_criteria_still_work_with_a_deprecation_warning(self) -> None:
+        with pytest.warns(DeprecationWarning, match="CriterionContext"):
+            @criterion("legacy_for_test")
+            def legacy(expected: Invocation, actual: Trajectory, config: CriterionConfig) -> float:
+                return 1.0 if actual.final_response == expected.expected_final_response.get_text() else 0.0
+
+        hit = _score("legacy_for_test", _turn(response="yes"), _trajectory(response="yes"), CriterionConfig())
+        assert hit is not None and hit.score == 1.0
+        assert _score("legacy_for_test", None, _trajectory(response="yes"), CriterionConfig()) is None
+
+    def test_settings_model_validates_params(self) -> None:
+        from pydantic import BaseModel
+
+        from agenteval_otel import EvalConfig
+        from agenteval_otel.errors import ConfigError
+
+        class Limit(BaseModel):
+            max_calls: int
+
+        @criterion("call_budget_for_test", settings=Limit)
+        def budget(ctx: CriterionContext) -> bool:
+            return len(ctx.actual.tool_calls()) <= ctx.settings.max_calls
+
+        result = _score("call_budget_for_test", _turn(), _trajectory(("a", {}), ("b", {})),
+                        CriterionConfig(params={"max_calls": 1}))
+        assert result is not None and result.score == 0.0
+        with pytest.raises((ConfigError, ValueError), match="call_budget_for_test.*max_calls"):
+            EvalConfig(criteria={"call_budget_for_test": {"params": {"max_calls": "many"}}})
+
+    def test_an_exception_that_cannot_be_printed_is_still_a_result(self) -> None:
+        class Unprintable(Exception):
+            def __str__(self) -> str:
+                raise RuntimeError("no")
+
+        @criterion("unprintable_for_test")
+        def unprintable(ctx: CriterionContext) -> float:
+            raise Unprintable()
+
+        result = _score("unprintable_for_test", _turn(), _trajectory(), CriterionConfig())
+        assert result is not None and result.error_type == "Unprintable" and not result.passed
+        assert result.error is not None and result.error.startswith("Unprintable")
+
+    @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+    def test_a_non_finite_score_is_an_error(self, value: float) -> None:
+        @criterion("non_finite_for_test")
+        def non_finite(ctx: CriterionContext) -> float:
+            return value
+
+        result = _score("non_finite_for_test", _turn(), _trajectory(), CriterionConfig(threshold=0.0))
+        assert result is not None and result.error is not None and not result.passed
+
+    def test_a_hung_async_criterion_times_out(self) -> None:
+        @criterion("hangs_for_test")
+        async def hangs(ctx: CriterionContext) -> float:
+            await asyncio.Event().wait()
+            return 1.0
+
+        started = time.perf_counter()
+        result = _score("hangs_for_test", _turn(), _trajectory(), CriterionConfig(), timeout_s=0.2)
+        assert time.perf_counter() - started < 5
+        assert result is not None and result.error_type == "TimeoutError" and "0.2 s" in (result.error or "")
