@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from agenteval_otel.errors import AgentEvalError, ConfigError
-from agenteval_otel.evaluation._sync import run_sync
+from agenteval_otel.evaluation.sync import run_sync
 
 __all__ = ["main"]
 

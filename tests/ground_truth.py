@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agenteval_otel import EvalCase, EvalSet, Invocation, MessageContent, ToolCall
+from agenteval_otel import EvalCase, EvalSet, ToolCall
+from agenteval_otel.evaluation import Invocation, MessageContent
 
 
 def _invocation(turn: dict, index: int) -> Invocation:

@@ -1,4 +1,9 @@
-"""Evaluation: eval sets, configs, builders and results."""
+"""Evaluation: eval sets, configs, criteria, live and offline runs, results and sinks.
+
+>>> from agenteval_otel.evaluation import EvalSetBuilder, evaluate
+>>> evaluate(EvalSetBuilder.quick(("Hi", "Hello!")), agent=lambda query: "Hello!").passed
+True
+"""
 
 from agenteval_otel.evaluation.accuracy import AccuracyEvaluationResult, EvaluationScore
 from agenteval_otel.evaluation.arguments import ArgMatch, ArgRule
@@ -10,7 +15,7 @@ from agenteval_otel.evaluation.config import (
     Rubric,
     UserSimulatorConfig,
 )
-from agenteval_otel.evaluation.criteria import Score, criterion
+from agenteval_otel.evaluation.criteria import CriterionContext, Score, criterion
 from agenteval_otel.evaluation.models import (
     ConversationScenario,
     EvalCase,
@@ -35,12 +40,19 @@ from agenteval_otel.evaluation.results import (
     EvalCaseResult,
     EvalReport,
     EvalSummary,
+    EvidenceRow,
     InvocationResult,
 )
 from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
+from agenteval_otel.evaluation.sinks import CallbackSink, EvaluationSink, SinkGroup
 
 __all__ = [
     "AccuracyEvaluationResult",
+    "CallbackSink",
+    "CriterionContext",
+    "EvaluationSink",
+    "EvidenceRow",
+    "SinkGroup",
     "Evaluator",
     "Score",
     "aevaluate",

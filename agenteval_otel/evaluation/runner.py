@@ -19,7 +19,7 @@ from typing import Any
 
 from opentelemetry.trace import TracerProvider
 
-from agenteval_otel.evaluation._sync import run_sync
+from agenteval_otel.evaluation.sync import run_sync
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig

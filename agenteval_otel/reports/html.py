@@ -9,7 +9,7 @@ It loads nothing and runs nothing: styles are inline, the chart is inline SVG, e
 the same from ``file://``, a CI artifact or a mail attachment. Every piece of report text is
 escaped: it is data, never markup.
 
->>> from agenteval_otel import EvalCaseResult, EvalReport
+>>> from agenteval_otel.evaluation import EvalCaseResult, EvalReport
 >>> report = EvalReport.from_results("demo", [EvalCaseResult(eval_id="<b>hi</b>", passed=True)])
 >>> "&lt;b&gt;hi&lt;/b&gt;" in render_html(report), "<b>hi" in render_html(report)
 (True, False)

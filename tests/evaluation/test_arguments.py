@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agenteval_otel import ArgMatch, ArgRule, ToolCall
+from agenteval_otel import ToolCall
+from agenteval_otel.evaluation import ArgMatch, ArgRule
 from agenteval_otel.evaluation.arguments import args_diff, args_match, parse_args
 
 

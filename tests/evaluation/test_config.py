@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agenteval_otel import ArgMatch, ConfigError, CriterionConfig, EvalConfig, MatchType, Rubric
+from agenteval_otel import CriterionConfig, EvalConfig
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation import ArgMatch, MatchType, Rubric
 from agenteval_otel.evaluation.criteria import canonical_criterion_name, criterion
 
 

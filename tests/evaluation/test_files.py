@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from agenteval_otel import EvalConfig, EvalSet, EvalSetBuilder, EvalSetLoadError, ToolCall
+from agenteval_otel import EvalConfig, EvalSet, EvalSetBuilder, ToolCall
+from agenteval_otel.errors import EvalSetLoadError
 from agenteval_otel.evaluation.adk import snake_keys
 
 # file -> (cases, turns per case, expected tool calls in all), from shared/data/evalsets/README.md

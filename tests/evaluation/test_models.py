@@ -5,17 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agenteval_otel import (
-    ConversationScenario,
-    EvalCase,
-    EvalSet,
-    Invocation,
-    MessageContent,
-    SessionInput,
-    StepType,
-    ToolCall,
-    TrajectoryStep,
-)
+from agenteval_otel import EvalCase, EvalSet, ToolCall
+from agenteval_otel.evaluation import ConversationScenario, Invocation, MessageContent, SessionInput
+from agenteval_otel.trajectory import StepType, TrajectoryStep
 
 
 class TestMessageContent:

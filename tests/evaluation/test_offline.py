@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agenteval_otel import (
-    CriterionConfig,
-    EvalCase,
-    EvalConfig,
-    EvalSet,
-    SessionInput,
-    ToolCall,
-)
+from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, ToolCall
 from agenteval_otel.cli import main
+from agenteval_otel.evaluation import SessionInput
 from agenteval_otel.evaluation.offline import evaluate_traces, iter_matches
 from agenteval_otel.trajectory.trajectory import Trajectory
 from tests.ground_truth import ground_truth_eval_set

@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agenteval_otel import (
+from agenteval_otel import EvalReport
+from agenteval_otel.evaluation import (
     AccuracyEvaluationResult,
     CriterionResult,
     EvalCaseResult,
-    EvalReport,
     EvalSummary,
     EvaluationScore,
     PerformanceEvaluationResult,
     PerformanceRunResult,
     ReliabilityEvaluationResult,
     ToolCallCheck,
-    TrajectoryStep,
 )
+from agenteval_otel.trajectory import TrajectoryStep
 
 
 def _result(criterion: str, score: float, threshold: float = 0.8, **kw: object) -> CriterionResult:

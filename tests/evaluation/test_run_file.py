@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from agenteval_otel import ConfigError, CriterionConfig, EvalCaseResult, EvalConfig, EvalSetBuilder
+from agenteval_otel import CriterionConfig, EvalConfig, EvalSetBuilder
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation import EvalCaseResult
 from agenteval_otel.evaluation.run_file import RunFile, default_run_file
 
 CONFIG = EvalConfig(criteria={"response_match": CriterionConfig.response(0.7)})

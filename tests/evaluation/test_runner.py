@@ -13,18 +13,9 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel import (
-    ConversationScenario,
-    CriterionConfig,
-    EvalCase,
-    EvalConfig,
-    EvalSet,
-    EvalSetBuilder,
-    MessageContent,
-    SessionInput,
-    ToolCall,
-)
+from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, EvalSetBuilder, ToolCall
 from agenteval_otel import semconv as attr
+from agenteval_otel.evaluation import ConversationScenario, MessageContent, SessionInput
 from agenteval_otel.evaluation.agents import load_agent
 from agenteval_otel.evaluation.criteria import CriterionContext, criterion
 from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate

@@ -13,16 +13,14 @@ import pytest
 
 from agenteval_otel import (
     CriterionConfig,
-    CriterionResult,
     EvalCase,
-    EvalCaseResult,
     EvalConfig,
     EvalReport,
     EvalSet,
-    InvocationResult,
     ToolCall,
     evaluate_traces,
 )
+from agenteval_otel.evaluation import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
 from agenteval_otel.evaluation.results import EvidenceRow
 from tests.conftest import SHARED_DATA

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agenteval_otel import ArgMatch, CriterionConfig, Invocation, MatchType, ToolCall, TrajectoryStep
+from agenteval_otel import CriterionConfig, ToolCall
+from agenteval_otel.evaluation import ArgMatch, Invocation, MatchType
 from agenteval_otel.evaluation.criteria import (
     CriterionContext,
     Score,
@@ -18,6 +19,7 @@ from agenteval_otel.evaluation.criteria import (
 )
 from agenteval_otel.evaluation.results import CriterionResult
 from agenteval_otel.evaluation.scoring import score_case
+from agenteval_otel.trajectory import TrajectoryStep
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agenteval_otel import MatchType
+from agenteval_otel.evaluation import MatchType
 from agenteval_otel.evaluation.criteria.sequences import match_sequences
 
 

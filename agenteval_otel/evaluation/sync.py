@@ -1,10 +1,12 @@
-"""Running our coroutines from synchronous code."""
+"""Running our coroutines from synchronous code (``evaluate``, ``evaluate_traces``, the CLI)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+__all__ = ["run_sync"]
 
 T = TypeVar("T")
 

@@ -1,0 +1,154 @@
+"""The package's shape: imports run one way, no private name crosses a package border, and the
+light entry points stay light (checked in fresh interpreters).
+
+Allowed arrows (``../shared/DESIGN.md``): tracing and trajectory sit on the vocabulary
+(``semconv``) and ``errors`` only; traces on trajectory; evaluation on trajectory, traces, judge
+and tracing's public API; reports on evaluation; the CLI, the pytest plugin and the lazy root on
+anything public.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "agenteval_otel"
+LEAVES = frozenset({"semconv", "errors"})
+ALLOWED: dict[str, frozenset[str]] = {
+    "semconv": frozenset(),
+    "errors": frozenset(),
+    "tracing": LEAVES,
+    "trajectory": LEAVES,
+    "traces": LEAVES | {"trajectory"},
+    "judge": LEAVES | {"trajectory"},
+    "evaluation": LEAVES | {"trajectory", "traces", "judge", "tracing"},
+    "experiments": LEAVES | {"trajectory", "traces", "judge", "tracing", "evaluation"},
+    "reports": LEAVES | {"trajectory", "evaluation"},
+}
+ANYTHING_PUBLIC = frozenset({"cli", "pytest_plugin", "__init__"})
+
+
+def _part(module: str) -> str:
+    """``agenteval_otel.evaluation.criteria.registry`` -> ``evaluation``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(REPO_ROOT).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, is_package: bool) -> list[tuple[str, str | None, int]]:
+    """``(imported module, imported name or None, line)`` of every import of ours in ``source``,
+    wherever it is (top level, inside functions, under ``TYPE_CHECKING``)."""
+    found: list[tuple[str, str | None, int]] = []
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, None, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found += [(base, alias.name, node.lineno) for alias in node.names]
+    return [item for item in found if item[0] == "agenteval_otel" or item[0].startswith("agenteval_otel.")]
+
+
+def problems_in(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Every arrow against the order and every private name taken from another package."""
+    found = []
+    own = _part(module)
+    for target, name, line in imports_of(source, module, is_package):
+        if target == "agenteval_otel" and name is not None:
+            target = f"agenteval_otel.{name}" if name in ALLOWED else target
+        other = _part(target)
+        where = f"{module}:{line}"
+        if other != own and own not in ANYTHING_PUBLIC and other not in ALLOWED.get(own, frozenset()):
+            found.append(f"{where}: {own} may not import {target}")
+        if other != own:
+            private_module = any(p.startswith("_") and not p.startswith("__") for p in target.split(".")[1:])
+            private_name = name is not None and name.startswith("_") and not name.startswith("__")
+            if private_module or private_name:
+                found.append(f"{where}: imports the private {target}{'.' + name if name else ''} of {other}")
+    return found
+
+
+def test_imports_run_one_way_and_keep_private_names_private() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        found += problems_in(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "expected"),
+    [
+        ("from agenteval_otel.evaluation.models import ToolCall", "agenteval_otel.trajectory.trajectory",
+         "trajectory may not import"),
+        ("import agenteval_otel.traces.files", "agenteval_otel.tracing.configure", "tracing may not import"),
+        ("def f():\n    from agenteval_otel.reports import console", "agenteval_otel.evaluation.runner",
+         "evaluation may not import"),
+        ("from agenteval_otel.tracing._steps import Step", "agenteval_otel.evaluation.capture",
+         "private agenteval_otel.tracing._steps"),
+        ("from agenteval_otel.tracing.content import _repr", "agenteval_otel.cli", "private"),
+        ("from ..evaluation import results", "agenteval_otel.trajectory.assemble", "trajectory may not import"),
+    ],
+)
+def test_the_check_catches_what_it_forbids(source: str, module: str, expected: str) -> None:
+    found = problems_in(source, module)
+    assert found and expected in found[0]
+
+
+def _fresh(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+LOADED = "import sys; print(' '.join(sorted(m for m in sys.modules if m.startswith(('agenteval_otel', 'pydantic', 'rich', 'rouge_score', 'nltk', 'openai')))))"
+
+
+def test_capture_loads_no_evaluation_conversion_or_pydantic(tmp_path: Path) -> None:
+    loaded = _fresh(
+        "from agenteval_otel import tool, agent, configure\n"
+        f"handle = configure('svc', traces_file={str(tmp_path / 't.jsonl')!r}, set_global=False)\n"
+        "@tool\ndef f(x): return x\nf(1)\nhandle.shutdown(5)\n" + LOADED
+    ).split()
+    assert loaded and all(m == "agenteval_otel" or m.startswith(("agenteval_otel.tracing", "agenteval_otel.semconv"))
+                          for m in loaded), loaded
+
+
+def test_trajectory_imports_without_the_root_importing_evaluation_first() -> None:
+    loaded = _fresh("import agenteval_otel.trajectory\n" + LOADED).split()
+    assert "agenteval_otel.trajectory.assemble" in loaded
+    assert not [m for m in loaded if m.startswith(("agenteval_otel.evaluation", "agenteval_otel.tracing"))]
+
+
+def test_evaluation_loads_no_report_renderer_scorer_or_client_until_used() -> None:
+    loaded = _fresh("import agenteval_otel\nagenteval_otel.evaluate\nagenteval_otel.EvalConfig.default()\n"
+                    + LOADED).split()
+    assert "agenteval_otel.evaluation.runner" in loaded
+    assert not [m for m in loaded if m.split(".")[0] in ("rich", "rouge_score", "nltk", "openai")], loaded
+
+
+def test_the_root_exports_a_small_surface() -> None:
+    import agenteval_otel
+
+    assert len(agenteval_otel.__all__) <= 25
+    for name in agenteval_otel.__all__:
+        assert getattr(agenteval_otel, name) is not None
+    with pytest.raises(AttributeError, match="subpackages"):
+        agenteval_otel.NoSuchThing  # noqa: B018
