@@ -162,7 +162,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     eval_set, config = _inputs(args)
     if args.jaeger:
-        from agenteval_otel.traces.jaeger import JaegerClient
+        from agenteval_otel.traces.jaeger_client import JaegerClient
 
         if not args.service:
             raise ConfigError("--jaeger needs --service NAME")

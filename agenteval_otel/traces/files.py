@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces._jsonfile import is_json, read_json_trace_file
-from agenteval_otel.traces.jaeger import JAEGER_JSON
+from agenteval_otel.traces.jaeger_json import JAEGER_JSON
 from agenteval_otel.traces.otlp_json import OTLP_JSON
 from agenteval_otel.traces.otlp_proto import read_otlp_proto
 from agenteval_otel.traces.trace_file import SkippedLine, TraceFile

@@ -1,32 +1,32 @@
-"""OTLP/JSON trace files: read them, write them, and export SDK spans into them.
+"""OTLP/JSON trace files: the codec between OTLP/JSON and ``SpanRecord``s, and the file reader.
 
 The format is the OTLP/JSON encoding of ``ExportTraceServiceRequest`` (``resourceSpans`` →
 ``scopeSpans`` → ``spans``), one request per file or, as the OpenTelemetry Collector's file
 exporter writes it, one request per line. Reading accepts what producers really write: hex ids of
 either case or base64 ids, int64 values as strings or numbers, enums as numbers or names,
 camelCase or snake_case field names. Writing produces what the Collector writes: lower-case hex
-ids, int64 as strings, enums as numbers.
+ids, int64 as strings, enums as numbers. (SDK spans are written straight to such a file by
+``agenteval_otel.tracing.OtlpJsonFileExporter``.)
 
->>> from opentelemetry.sdk.trace import TracerProvider
->>> from opentelemetry.sdk.trace.export import SimpleSpanProcessor
->>> provider = TracerProvider()
->>> provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter("spans.jsonl")))  # doctest: +SKIP
+>>> record = SpanRecord(trace_id="5b8efff798038103d269b633813fc60c", span_id="eee19b7ec3c1b174",
+...                     parent_id=None, name="invoke_agent weather", start_ns=1, end_ns=5)
+>>> request = request_from_records([record])
+>>> request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"]
+'1'
+>>> records_from_request(request) == [record]
+True
 """
 
 from __future__ import annotations
 
 import base64
-import logging
 import math
 import os
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
 from agenteval_otel.traces.trace_file import TraceFile
@@ -41,7 +41,6 @@ from agenteval_otel.trajectory.spans import (
 )
 
 __all__ = [
-    "OtlpJsonFileExporter",
     "decode_any_value",
     "encode_any_value",
     "read_otlp_json",
@@ -50,9 +49,6 @@ __all__ = [
     "request_from_records",
     "write_otlp_json_lines",
 ]
-
-logger = logging.getLogger(__name__)
-logger.addHandler(logging.NullHandler())
 
 EXPECTED = "OTLP/JSON (an ExportTraceServiceRequest with resourceSpans, or one per line)"
 _STATUS_CODES = ("unset", "ok", "error")
@@ -388,60 +384,3 @@ def write_otlp_json_lines(
         destination.write(_line(batch))
         written += len(batch)
     return written
-
-
-class OtlpJsonFileExporter(SpanExporter):
-    """An SDK ``SpanExporter`` appending one OTLP/JSON request per export, one per line.
-
-    The file is the OpenTelemetry Collector file-exporter format, readable by ``read_otlp_json``
-    and ``read_spans``. Thread-safe; each export is flushed; ``export`` never raises (a failure is
-    logged and returns ``FAILURE``); ``shutdown`` closes the file and may be called more than once.
-    The file is opened (for appending) when the exporter is created, so a bad path fails there.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - closed by shutdown
-        self._lock = threading.Lock()
-        self._warned_closed = False
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Append ``spans`` as one line; ``FAILURE`` (logged) if they cannot be written."""
-        try:
-            if not spans:
-                return SpanExportResult.SUCCESS
-            line = _line(SpanRecord.from_readable_span(span) for span in spans)
-            with self._lock:
-                if self._handle is None:
-                    if not self._warned_closed:
-                        self._warned_closed = True
-                        logger.warning("OtlpJsonFileExporter(%s): export after shutdown dropped", self.path)
-                    return SpanExportResult.FAILURE
-                self._handle.write(line)
-                self._handle.flush()
-            return SpanExportResult.SUCCESS
-        except Exception:
-            logger.exception("OtlpJsonFileExporter(%s): failed to write %d span(s)", self.path, len(spans))
-            return SpanExportResult.FAILURE
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        """Every export is already flushed; flush once more and report whether the file is open."""
-        with self._lock:
-            if self._handle is None:
-                return False
-            try:
-                self._handle.flush()
-            except OSError:
-                logger.exception("OtlpJsonFileExporter(%s): flush failed", self.path)
-                return False
-            return True
-
-    def shutdown(self) -> None:
-        """Close the file; later exports fail. Idempotent."""
-        with self._lock:
-            handle, self._handle = self._handle, None
-        if handle is not None:
-            try:
-                handle.close()
-            except OSError:
-                logger.exception("OtlpJsonFileExporter(%s): close failed", self.path)

@@ -9,9 +9,10 @@
 ...     return f"It is {get_weather('Tokyo')} in Tokyo."
 
 ``configure()`` once at start-up sends the spans somewhere (an OTLP endpoint from the standard
-``OTEL_EXPORTER_OTLP_*`` variables, else a local OTLP/JSON-lines file); ``trace_step`` offers the
-same steps as context managers; ``conversation`` groups agent runs into a conversation;
-``ContentPolicy`` decides what content is captured and how it is redacted and truncated.
+``OTEL_EXPORTER_OTLP_*`` variables, else a local OTLP/JSON-lines file written by
+``OtlpJsonFileExporter``); ``trace_step`` offers the same steps as context managers;
+``conversation`` groups agent runs into a conversation; ``ContentPolicy`` decides what content
+is captured and how it is redacted and truncated.
 """
 
 from agenteval_otel.tracing.blocks import TracedStep, trace_step
@@ -24,10 +25,12 @@ from agenteval_otel.tracing.context import (
     tool_call_id,
 )
 from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
+from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 
 __all__ = [
     "ContentPolicy",
     "ContextThreadPoolExecutor",
+    "OtlpJsonFileExporter",
     "TracedStep",
     "TracingHandle",
     "agent",

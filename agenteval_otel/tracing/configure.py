@@ -7,8 +7,9 @@ Where spans go, in this order:
    http/protobuf, or gRPC when ``OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=grpc``; the exporter reads
    the other standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, ...) itself.
 3. Otherwise, or when ``traces_file=`` is given: an OTLP/JSON-lines file (the Collector's file
-   format) that ``agenteval_otel.traces`` reads back: ``traces_file``, else
-   ``$AGENTEVAL_TRACES_FILE``, else ``agenteval-traces.jsonl`` in the current directory.
+   format, written by ``OtlpJsonFileExporter``) that ``agenteval_otel.traces`` reads back:
+   ``traces_file``, else ``$AGENTEVAL_TRACES_FILE``, else ``agenteval-traces.jsonl`` in the
+   current directory.
 
 ``OTEL_TRACES_EXPORTER=none`` turns export off. Each exporter runs behind a
 ``BatchSpanProcessor``; every processor is isolated so that one that raises never reaches the
@@ -42,6 +43,7 @@ from opentelemetry.trace import TracerProvider
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
 from agenteval_otel.tracing._tracer import release_provider, route_to_provider
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
+from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 
 __all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure"]
 
@@ -158,8 +160,6 @@ def _otlp_exporter() -> SpanExporter | None:
 
 
 def _file_exporter(path: Path) -> SpanExporter | None:
-    from agenteval_otel.traces.otlp_json import OtlpJsonFileExporter
-
     try:
         return OtlpJsonFileExporter(path)
     except OSError:

@@ -1,18 +1,13 @@
-"""OTLP/JSON: the SDK file exporter, the writer and the streaming reader."""
+"""OTLP/JSON: the codec, the writer and the streaming reader."""
 
 from __future__ import annotations
 
-import json
-import logging
-import threading
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 
 from agenteval_otel.errors import TraceReadError
-from agenteval_otel.traces import OtlpJsonFileExporter, read_otlp_json, write_otlp_json_lines
+from agenteval_otel.traces import read_otlp_json, write_otlp_json_lines
 from agenteval_otel.traces.otlp_json import (
     decode_any_value,
     encode_any_value,
@@ -20,81 +15,6 @@ from agenteval_otel.traces.otlp_json import (
     records_from_request,
 )
 from agenteval_otel.trajectory import SpanRecord
-
-
-def test_exporter_writes_collector_file_exporter_lines(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
-    path = tmp_path / "spans.jsonl"
-    exporter = OtlpJsonFileExporter(path)
-    assert exporter.export(sdk_spans[:1]) is SpanExportResult.SUCCESS
-    assert exporter.export(sdk_spans[1:]) is SpanExportResult.SUCCESS
-    lines = path.read_text().splitlines()
-    assert len(lines) == 2
-    request = json.loads(lines[1])
-    (resource_spans,) = request["resourceSpans"]
-    assert {"key": "service.name", "value": {"stringValue": "weather-agent"}} in resource_spans["resource"][
-        "attributes"
-    ]
-    (scope_spans,) = resource_spans["scopeSpans"]
-    assert scope_spans["scope"] == {"name": "agent-lib", "version": "0.3"}
-    root = next(s for s in scope_spans["spans"] if "parentSpanId" not in s)
-    assert root["traceId"] == format(sdk_spans[-1].context.trace_id, "032x")
-    assert root["spanId"] == format(sdk_spans[-1].context.span_id, "016x")
-    assert root["kind"] == 2 and isinstance(root["startTimeUnixNano"], str)
-    first = json.loads(lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
-    values = {a["key"]: a["value"] for a in first["attributes"]}
-    assert values["retries"] == {"intValue": "2"} and values["ratio"] == {"doubleValue": 0.5}
-    assert values["flags"] == {"arrayValue": {"values": [{"boolValue": True}, {"boolValue": False}]}}
-    assert first["status"] == {"code": 2, "message": "no data"}
-    exporter.shutdown()
-
-
-def test_exported_spans_read_back_unchanged(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
-    path = tmp_path / "spans.jsonl"
-    exporter = OtlpJsonFileExporter(path)
-    exporter.export(sdk_spans)
-    exporter.shutdown()
-    trace_file = read_otlp_json(path)
-    assert list(trace_file) == [SpanRecord.from_readable_span(span) for span in sdk_spans]
-    assert trace_file.format == "otlp-jsonl" and trace_file.skipped == ()
-
-
-def test_exporter_under_a_real_provider_from_many_threads(tmp_path: Path) -> None:
-    path = tmp_path / "spans.jsonl"
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(OtlpJsonFileExporter(path), max_export_batch_size=7))
-    tracer = provider.get_tracer("test")
-
-    def work(index: int) -> None:
-        for step in range(25):
-            with tracer.start_as_current_span(f"span-{index}-{step}"):
-                pass
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    provider.shutdown()
-    names = [record.name for record in read_otlp_json(path)]
-    assert len(names) == 200 and len(set(names)) == 200
-
-
-def test_exporter_never_raises_and_shutdown_is_idempotent(tmp_path: Path, sdk_spans, caplog) -> None:
-    exporter = OtlpJsonFileExporter(tmp_path / "spans.jsonl")
-    with caplog.at_level(logging.WARNING, logger="agenteval_otel.traces.otlp_json"):
-        assert exporter.export([object()]) is SpanExportResult.FAILURE  # type: ignore[list-item]
-        exporter.shutdown()
-        exporter.shutdown()
-        assert exporter.export(sdk_spans) is SpanExportResult.FAILURE
-        assert exporter.export(sdk_spans) is SpanExportResult.FAILURE
-    assert "failed to write" in caplog.text
-    assert caplog.text.count("after shutdown") == 1
-    assert exporter.force_flush() is False
-
-
-def test_exporter_fails_fast_on_a_bad_path(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
-        OtlpJsonFileExporter(tmp_path / "missing-dir" / "spans.jsonl")
 
 
 def test_the_otlp_protocol_example_reads_with_lower_case_ids(traces_dir: Path) -> None:

@@ -20,8 +20,8 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from agenteval_otel.traces.otlp_json import OtlpJsonFileExporter, read_otlp_json
-from agenteval_otel.tracing import configure, tool
+from agenteval_otel.traces import read_otlp_json
+from agenteval_otel.tracing import OtlpJsonFileExporter, configure, tool
 from agenteval_otel.tracing.configure import TRACES_FILE_ENV
 
 REPO = Path(__file__).resolve().parents[2]

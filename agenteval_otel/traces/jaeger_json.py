@@ -1,34 +1,30 @@
-"""Jaeger traces: JSON files and the Jaeger query API.
+"""Jaeger JSON: the codec from Jaeger's JSON trace shapes to ``SpanRecord``s, and the file reader.
 
 Reads every JSON shape Jaeger produces: the HTTP query API response ``{"data": [trace, ...]}``,
 a single UI-model trace ``{"traceID", "spans", "processes"}``, a list of spans with inline
 ``process``, the api_v2 protobuf-JSON model (``traceId``/``spanId``, ``vType`` tags), and API v3
 responses ``{"result": {"resourceSpans": ...}}`` (OTLP/JSON). Times are microseconds; 64-bit
 trace ids are widened to 128 bits. Jaeger's own tags (``span.kind``, ``otel.status_code``,
-``otel.scope.name``, ``error``) become the span's kind, status and scope again.
+``otel.scope.name``, ``error``) become the span's kind, status and scope again. The query
+API's client is ``agenteval_otel.traces.jaeger_client.JaegerClient``.
 
->>> client = JaegerClient("http://localhost:16686")  # doctest: +SKIP
->>> spans = client.find_traces("weather-agent", tags={"gen_ai.agent.name": "weather"})  # doctest: +SKIP
+>>> span = {"traceID": "2be38093ead7a083", "spanID": "7c1c7c1c7c1c7c1c", "operationName": "invoke_agent",
+...         "startTime": 1700000000000000, "duration": 1500, "tags": [{"key": "span.kind", "value": "server"}]}
+>>> (record,) = records_from_jaeger({"data": [{"traceID": "2be38093ead7a083", "spans": [span]}]})
+>>> record.trace_id, record.kind, record.duration_ns
+('00000000000000002be38093ead7a083', 'server', 1500000)
 """
 
 from __future__ import annotations
 
 import base64
-import json
-import logging
 import os
 import re
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
 from agenteval_otel.traces.otlp_json import records_from_request
 from agenteval_otel.traces.trace_file import TraceFile
@@ -42,10 +38,7 @@ from agenteval_otel.trajectory.spans import (
     normalize_trace_id,
 )
 
-__all__ = ["JaegerClient", "read_jaeger_json", "record_from_span", "records_from_jaeger"]
-
-logger = logging.getLogger(__name__)
-logger.addHandler(logging.NullHandler())
+__all__ = ["read_jaeger_json", "record_from_span", "records_from_jaeger"]
 
 EXPECTED = (
     "Jaeger JSON (a query-API response with 'data', a trace with 'traceID' and 'spans', a list "
@@ -280,88 +273,3 @@ def read_jaeger_json(path: str | os.PathLike[str]) -> TraceFile:
     Raises ``agenteval_otel.errors.TraceReadError`` when the file is not Jaeger JSON.
     """
     return read_json_trace_file(Path(path), (JAEGER_JSON,), expected=EXPECTED)
-
-
-def _micros(moment: datetime | int | float) -> int:
-    if isinstance(moment, datetime):
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        return int(moment.timestamp() * 1_000_000)
-    return int(moment)
-
-
-class JaegerClient:
-    """Reads traces from the Jaeger query service's HTTP API (``/api/traces``).
-
-    ``timeout`` (seconds) bounds every request. Failures (unreachable server, HTTP errors,
-    a response that is not Jaeger JSON) raise ``TraceReadError`` naming the URL.
-    """
-
-    def __init__(self, base_url: str, *, timeout: float = 10.0) -> None:
-        parsed = urllib.parse.urlparse(base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
-
-    def get_trace(self, trace_id: str) -> list[SpanRecord]:
-        """The spans of one trace (``/api/traces/{id}``)."""
-        normalized = normalize_trace_id(trace_id)
-        if normalized is None:
-            raise ValueError(f"not a trace id: {trace_id!r}")
-        return self._get(f"/api/traces/{normalized}", {})
-
-    def find_traces(
-        self,
-        service: str,
-        *,
-        operation: str | None = None,
-        tags: Mapping[str, Any] | None = None,
-        start: datetime | int | None = None,
-        end: datetime | int | None = None,
-        lookback: timedelta | None = None,
-        limit: int = 20,
-    ) -> list[SpanRecord]:
-        """The spans of the traces of ``service`` matching ``operation`` and ``tags`` between
-        ``start`` and ``end`` (datetimes or epoch microseconds; ``lookback`` before now when no
-        ``start`` is given), at most ``limit`` traces."""
-        params: dict[str, str] = {"service": service, "limit": str(limit)}
-        if operation:
-            params["operation"] = operation
-        if tags:
-            params["tags"] = json.dumps({str(k): str(v) for k, v in tags.items()})
-        now = datetime.now(timezone.utc)
-        if start is None and lookback is not None:
-            start = now - lookback
-        if start is not None:
-            params["start"] = str(_micros(start))
-            params["end"] = str(_micros(end if end is not None else now))
-        elif end is not None:
-            params["end"] = str(_micros(end))
-        return self._get("/api/traces", params)
-
-    def _get(self, path: str, params: Mapping[str, str]) -> list[SpanRecord]:
-        url = self.base_url + path + ("?" + urllib.parse.urlencode(params) if params else "")
-        request = urllib.request.Request(url, headers={"Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = response.read()
-        except urllib.error.HTTPError as exc:
-            raise TraceReadError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise TraceReadError(f"{url}: cannot reach the Jaeger query service ({exc})") from exc
-        try:
-            doc = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise TraceReadError(f"{url}: invalid JSON ({exc}); expected {EXPECTED}") from exc
-        if isinstance(doc, Mapping) and doc.get("errors") and not doc.get("data"):
-            raise TraceReadError(f"{url}: Jaeger reported {doc['errors']!r}")
-        try:
-            records = records_from_jaeger(doc)
-        except ValueError as exc:
-            raise TraceReadError(f"{url}: {exc}") from exc
-        if records is None:
-            raise TraceReadError(f"{url}: not a Jaeger response; expected {EXPECTED}")
-        return records

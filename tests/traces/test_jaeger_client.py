@@ -1,0 +1,294 @@
+"""``JaegerClient``: against a real local HTTP server serving the real Jaeger files, and through
+``MockTransport`` with no server at all."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from agenteval_otel.errors import TraceReadError
+from agenteval_otel.traces import (
+    HttpRequest,
+    HttpResponse,
+    JaegerClient,
+    MockTransport,
+    Transport,
+    UrllibTransport,
+)
+from agenteval_otel.trajectory.spans import normalize_trace_id
+
+QUERY_RESPONSE = (
+    "jaeger__cmd__jaeger__internal__extension__jaegerquery__internal__fixture__otlp2jaeger-out.json"
+)
+
+# --- a real Jaeger query service on 127.0.0.1 -------------------------------------------------
+
+
+class _Jaeger(BaseHTTPRequestHandler):
+    traces: dict[str, bytes] = {}
+    search_response: bytes = b""
+    queries: list[dict[str, list[str]]] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+        url = urlparse(self.path)
+        if url.path == "/api/traces":
+            self.queries.append(parse_qs(url.query))
+            self._reply(200, self.search_response)
+        elif url.path.startswith("/api/traces/"):
+            body = self.traces.get(url.path.rsplit("/", 1)[1])
+            if body is None:
+                self._reply(404, b'{"data": null, "errors": [{"code": 404, "msg": "trace not found"}]}')
+            else:
+                self._reply(200, body)
+        else:
+            self._reply(200, b"<html>not json</html>")
+
+    def _reply(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep the test output quiet."""
+
+
+class Served:
+    """A running local Jaeger query service: its URL and the searches it received."""
+
+    def __init__(self, url: str, queries: list[dict[str, list[str]]]) -> None:
+        self.url = url
+        self.queries = queries
+
+
+@pytest.fixture
+def jaeger(traces_dir: Path) -> Iterator[Served]:
+    traces: dict[str, bytes] = {}
+    for path in (traces_dir / "jaeger").glob("*.json"):
+        doc = json.loads(path.read_text())
+        if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+            for trace in doc["data"]:
+                traces[normalize_trace_id(trace["traceID"])] = json.dumps({"data": [trace]}).encode()
+        elif isinstance(doc, dict) and "traceID" in doc:
+            traces[normalize_trace_id(doc["traceID"])] = json.dumps({"data": [doc]}).encode()
+    queries: list[dict[str, list[str]]] = []
+    handler = type(
+        "Handler",
+        (_Jaeger,),
+        {
+            "traces": traces,
+            "search_response": (traces_dir / "jaeger" / QUERY_RESPONSE).read_bytes(),
+            "queries": queries,
+        },
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield Served(f"http://127.0.0.1:{server.server_address[1]}", queries)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_find_traces_sends_service_time_range_and_tags(jaeger: Served) -> None:
+    client = JaegerClient(jaeger.url, timeout=5)
+    start = datetime(2024, 1, 31, tzinfo=timezone.utc)
+    records = client.find_traces(
+        "telemetrygen",
+        operation="okey-dokey-0",
+        tags={"http.status_code": 200},
+        start=start,
+        end=start + timedelta(hours=1),
+        limit=5,
+    )
+    assert {r.trace_id for r in records} == {"83a9efd15c1c98a977e0711cc93ee28b"}
+    (query,) = jaeger.queries
+    assert query["service"] == ["telemetrygen"] and query["operation"] == ["okey-dokey-0"]
+    assert json.loads(query["tags"][0]) == {"http.status_code": "200"}
+    assert query["start"] == [str(int(start.timestamp() * 1_000_000))]
+    assert query["end"] == [str(int((start + timedelta(hours=1)).timestamp() * 1_000_000))]
+    assert query["limit"] == ["5"]
+
+
+def test_find_traces_with_a_lookback(jaeger: Served) -> None:
+    JaegerClient(jaeger.url).find_traces("telemetrygen", lookback=timedelta(minutes=5))
+    (query,) = jaeger.queries
+    assert int(query["end"][0]) - int(query["start"][0]) == pytest.approx(5 * 60 * 1_000_000, abs=1_000_000)
+
+
+def test_get_trace_returns_the_spans_of_one_trace(jaeger: Served) -> None:
+    client = JaegerClient(jaeger.url)
+    records = client.get_trace("4A1B2C3D4E5F60718293A4B5C6D7E8F9")
+    assert len(records) == 57 and {r.trace_id for r in records} == {"4a1b2c3d4e5f60718293a4b5c6d7e8f9"}
+    assert len(client.get_trace("0000000000000001")) == 5
+
+
+def test_an_unknown_trace_is_a_trace_read_error(jaeger: Served) -> None:
+    with pytest.raises(TraceReadError, match="HTTP 404"):
+        JaegerClient(jaeger.url).get_trace("ab" * 16)
+
+
+def test_a_response_that_is_not_json_is_a_trace_read_error(jaeger: Served) -> None:
+    with pytest.raises(TraceReadError, match="invalid JSON"):
+        JaegerClient(jaeger.url + "/ui").find_traces("svc")
+
+
+def test_an_unreachable_server_is_a_trace_read_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(TraceReadError, match="cannot reach"):
+        JaegerClient(f"http://127.0.0.1:{port}", timeout=2).find_traces("svc")
+
+
+@pytest.mark.parametrize("url", ["localhost:16686", "ftp://host", ""])
+def test_a_bad_base_url_fails_at_construction(url: str) -> None:
+    with pytest.raises(ValueError):
+        JaegerClient(url)
+
+
+def test_the_urllib_transport_returns_an_error_status_as_a_response(jaeger: Served) -> None:
+    transport = UrllibTransport(timeout=5)
+    response = transport.handle_request(HttpRequest("GET", f"{jaeger.url}/api/traces/{'ab' * 16}"))
+    assert (response.status, response.reason) == (404, "Not Found")
+    assert json.loads(response.body)["errors"][0]["msg"] == "trace not found"
+    assert response.headers["Content-Type"] == "application/json"
+    ok = transport.handle_request(HttpRequest("GET", f"{jaeger.url}/api/traces?service=x", {"Accept": "*/*"}))
+    assert ok.status == 200 and json.loads(ok.body)["data"]
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0])
+def test_a_non_positive_timeout_fails_at_construction(timeout: float) -> None:
+    with pytest.raises(ValueError):
+        UrllibTransport(timeout)
+    with pytest.raises(ValueError):
+        JaegerClient("http://localhost:16686", timeout=timeout)
+
+
+# --- MockTransport: no server ------------------------------------------------------------------
+
+
+class Recorder:
+    """A MockTransport handler that records the requests and answers with one response."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        self.response = response
+        self.requests: list[HttpRequest] = []
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        self.requests.append(request)
+        return self.response
+
+
+def _client(response: HttpResponse) -> tuple[JaegerClient, Recorder]:
+    recorder = Recorder(response)
+    return JaegerClient("http://jaeger.test:16686/", transport=MockTransport(recorder)), recorder
+
+
+def test_find_traces_sends_its_params_through_the_transport(traces_dir: Path) -> None:
+    body = (traces_dir / "jaeger" / QUERY_RESPONSE).read_bytes()
+    client, recorder = _client(HttpResponse(200, body))
+    start = datetime(2024, 1, 31, 12, tzinfo=timezone.utc)
+    records = client.find_traces(
+        "weather agent",
+        operation="invoke_agent weather",
+        tags={"gen_ai.agent.name": "weather", "attempt": 2},
+        start=start,
+        end=1_706_706_000_000_000,
+        limit=7,
+    )
+    assert {r.trace_id for r in records} == {"83a9efd15c1c98a977e0711cc93ee28b"}
+    (request,) = recorder.requests
+    assert request.method == "GET" and request.headers == {"Accept": "application/json"}
+    url = urlparse(request.url)
+    assert (url.scheme, url.netloc, url.path) == ("http", "jaeger.test:16686", "/api/traces")
+    assert parse_qs(url.query) == {
+        "service": ["weather agent"],
+        "limit": ["7"],
+        "operation": ["invoke_agent weather"],
+        "tags": [json.dumps({"gen_ai.agent.name": "weather", "attempt": "2"})],
+        "start": [str(int(start.timestamp() * 1_000_000))],
+        "end": ["1706706000000000"],
+    }
+
+
+def test_find_traces_without_a_time_range_sends_service_and_limit_only() -> None:
+    client, recorder = _client(HttpResponse(200, b'{"data": []}'))
+    assert client.find_traces("svc") == []
+    assert recorder.requests[0].url == "http://jaeger.test:16686/api/traces?service=svc&limit=20"
+
+
+def test_get_trace_asks_for_the_normalized_trace_id() -> None:
+    client, recorder = _client(HttpResponse(200, b'{"data": []}'))
+    client.get_trace("2BE38093EAD7A083")
+    assert recorder.requests[0].url == "http://jaeger.test:16686/api/traces/00000000000000002be38093ead7a083"
+    with pytest.raises(ValueError):
+        client.get_trace("0" * 32)
+    assert len(recorder.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("response", "message"),
+    [
+        (HttpResponse(404, b'{"errors": [{"code": 404}]}', reason="Not Found"), "HTTP 404 Not Found"),
+        (HttpResponse(404, b""), "HTTP 404 Not Found"),  # the standard phrase when none is given
+        (HttpResponse(503, b"upstream down", reason="Service Unavailable"), "HTTP 503 Service Unavailable"),
+        (HttpResponse(302, b""), "HTTP 302 Found"),
+    ],
+)
+def test_an_error_status_is_a_trace_read_error_naming_the_url(response: HttpResponse, message: str) -> None:
+    client, _ = _client(response)
+    with pytest.raises(TraceReadError) as caught:
+        client.get_trace("ab" * 16)
+    assert str(caught.value) == f"http://jaeger.test:16686/api/traces/{'ab' * 16}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"<html>not json</html>", "invalid JSON"),
+        (b"", "invalid JSON"),
+        (b'{"data": null, "errors": [{"code": 500, "msg": "storage down"}]}', "Jaeger reported"),
+        (b'{"hello": "world"}', "not a Jaeger response"),
+        (b'{"data": [{"traceID": "1", "spans": [{"spanID": "zz-not-an-id"}]}]}', "data[0].spans[0]"),
+    ],
+)
+def test_a_bad_body_is_a_trace_read_error_naming_the_url(body: bytes, message: str) -> None:
+    client, _ = _client(HttpResponse(200, body))
+    with pytest.raises(TraceReadError, match=r"^http://jaeger\.test:16686/api/traces\?service=svc") as caught:
+        client.find_traces("svc")
+    assert message in str(caught.value)
+
+
+def test_a_transport_that_cannot_connect_is_a_trace_read_error() -> None:
+    def refuse(request: HttpRequest) -> HttpResponse:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    client = JaegerClient("http://jaeger.test:16686", transport=MockTransport(refuse))
+    with pytest.raises(TraceReadError, match="jaeger.test:16686/api/traces.*cannot reach.*refused"):
+        client.find_traces("svc")
+
+
+def test_a_mock_handler_must_return_an_http_response() -> None:
+    transport = MockTransport(lambda request: b"{}")  # type: ignore[arg-type, return-value]
+    with pytest.raises(TypeError, match="HttpResponse"):
+        JaegerClient("http://jaeger.test", transport=transport).find_traces("svc")
+
+
+def test_a_transport_is_anything_with_handle_request() -> None:
+    assert isinstance(MockTransport(lambda request: HttpResponse(200)), Transport)
+    assert isinstance(UrllibTransport(), Transport)
+    with pytest.raises(TypeError, match="transport"):
+        JaegerClient("http://jaeger.test", transport=object())  # type: ignore[arg-type]

@@ -1,0 +1,79 @@
+"""Jaeger JSON: every shape Jaeger writes, read from the real Jaeger files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agenteval_otel.traces import read_jaeger_json, read_spans
+from agenteval_otel.traces.jaeger_json import record_from_span
+from agenteval_otel.trajectory import build_trajectories
+
+UI_TRACE = "jaeger__internal__uimodel__converter__v1__json__fixtures__ui_01.json"
+QUERY_RESPONSE = (
+    "jaeger__cmd__jaeger__internal__extension__jaegerquery__internal__fixture__otlp2jaeger-out.json"
+)
+ANONYMIZED = "jaeger__cmd__anonymizer__app__uiconv__fixtures__trace_success.json"
+GENAI = "jaeger-ui__components__TracePage__TraceTimelineViewer__genaiTestTrace.json"
+API_V3 = "jaeger__cmd__jaeger__internal__extension__jaegerquery__internal__apiv3__snapshots__GetTrace.json"
+
+
+def test_ui_model_trace(traces_dir: Path) -> None:
+    records = list(read_jaeger_json(traces_dir / "jaeger" / UI_TRACE))
+    assert len(records) == 5
+    first, error_span, child, linked, deep = records
+    assert first.trace_id == "0" * 31 + "1" and first.span_id == "0" * 15 + "2"
+    assert first.start_ns == 1485467191639875000 and first.duration_ns == 5000
+    assert [e.name for e in first.events] == ["some-event", "log"] and first.events[1].attributes == {
+        "x": "y"
+    }
+    assert first.resource == {"service.name": "service-x"}
+    assert error_span.status.code == "error" and error_span.attributes["temperature"] == 72.5
+    assert error_span.attributes["blob"] == b"\x00\x0009"
+    assert child.parent_id == first.span_id
+    assert linked.parent_id == first.span_id and linked.links[0].trace_id == "0" * 30 + "ff"
+    assert deep.parent_id == linked.span_id
+
+
+def test_query_api_response_restores_kind_status_and_scope(traces_dir: Path) -> None:
+    records = list(read_jaeger_json(traces_dir / "jaeger" / QUERY_RESPONSE))
+    original = list(read_spans(traces_dir / "jaeger" / QUERY_RESPONSE.replace("-out", "-in")))
+    assert {(r.trace_id, r.span_id, r.parent_id, r.name, r.kind) for r in records} == {
+        (r.trace_id, r.span_id, r.parent_id, r.name, r.kind) for r in original
+    }
+    assert {r.scope_name for r in records} == {r.scope_name for r in original}
+    assert all("span.kind" not in r.attributes and "otel.scope.name" not in r.attributes for r in records)
+
+
+def test_span_list_with_64_bit_ids_inline_process_and_a_missing_parent(traces_dir: Path) -> None:
+    records = list(read_spans(traces_dir / "jaeger" / ANONYMIZED))
+    assert [r.trace_id for r in records] == ["0000000000000000" + "2be38093ead7a083"] * 2
+    assert records[0].kind == "server" and records[1].status.code == "error"
+    (trajectory,) = build_trajectories(records, group="trace")
+    assert trajectory.trace_ids == [records[0].trace_id]
+
+
+def test_api_v3_response_is_otlp_inside_result(traces_dir: Path) -> None:
+    (record,) = read_spans(traces_dir / "jaeger" / API_V3)
+    assert (record.name, record.kind, record.status.code) == ("foobar", "server", "error")
+
+
+def test_genai_trace_from_jaeger(traces_dir: Path) -> None:
+    (trajectory,) = build_trajectories(read_spans(traces_dir / "jaeger" / GENAI))
+    assert trajectory.agent_name == "triage-agent"
+    assert [c.name for c in trajectory.tool_calls()] == ["list_dashboards", "search_traces"] * 3 + [
+        "summarize_findings"
+    ]
+    assert trajectory.tool_calls()[0].args == {"window": "1h"}
+    assert trajectory.user_input == "Why did the checkout latency regress this afternoon?"
+    assert trajectory.usage.input_tokens == 4 * 1840 + 920
+
+
+def test_one_jaeger_span_with_its_process(traces_dir: Path) -> None:
+    spans = json.loads((traces_dir / "jaeger" / UI_TRACE).read_text())
+    record = record_from_span(spans["spans"][2], processes=spans["processes"])
+    assert (record.span_id, record.parent_id, record.service_name) == (
+        "0" * 15 + "3",
+        "0" * 15 + "2",
+        "service-y",
+    )
