@@ -97,13 +97,13 @@ if TYPE_CHECKING:
         ContentPolicy,
         agent,
         conditional,
-        configure,
         conversation,
         message,
         node,
         tool,
         trace_step,
     )
+    from agenteval_otel.tracing.configure import configure
 
 
 def __getattr__(name: str) -> Any:

@@ -22,12 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Union
 
-from agenteval_otel.evaluation.sync import run_sync
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.evaluation.scoring import DEFAULT_CRITERION_TIMEOUT_S, Scorer, error_result
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
+from agenteval_otel.evaluation.sync import run_sync
 from agenteval_otel.trajectory.assemble import iter_trajectories
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory

@@ -19,7 +19,6 @@ from typing import Any
 
 from opentelemetry.trace import TracerProvider
 
-from agenteval_otel.evaluation.sync import run_sync
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig
@@ -32,6 +31,7 @@ from agenteval_otel.evaluation.scoring import (
     error_result,
 )
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
+from agenteval_otel.evaluation.sync import run_sync
 from agenteval_otel.tracing._tracer import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 

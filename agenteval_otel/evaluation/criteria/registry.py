@@ -91,6 +91,8 @@ _builtins_state = "absent"  # absent -> loading -> loaded
 def _load_builtins() -> None:
     """Register the built-in criteria once, before any lookup or user registration."""
     global _builtins_state
+    if _builtins_state == "loaded":
+        return
     with _LOCK:
         if _builtins_state != "absent":
             return
