@@ -30,7 +30,7 @@ from agenteval_otel.evaluation.scoring import (
     error_result,
     score_eval_case,
 )
-from agenteval_otel.tracing._tracer import routed_to
+from agenteval_otel.tracing import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["Evaluator", "aevaluate", "evaluate"]

@@ -25,11 +25,11 @@ from agenteval_otel import (
     SessionInput,
     ToolCall,
 )
+from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import load_agent
 from agenteval_otel.evaluation.criteria import criterion
 from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
 from agenteval_otel.tracing import agent, tool
-from agenteval_otel import semconv as attr
 from tests.conftest import REPO_ROOT
 
 EXAMPLE_SET = REPO_ROOT / "examples" / "weather_agent.evalset.json"
@@ -270,7 +270,7 @@ def test_a_given_tracer_provider_receives_the_decorators_spans_too(exported: InM
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from agenteval_otel.tracing._tracer import current_provider
+    from agenteval_otel.tracing import current_provider
 
     routed_before = current_provider()
     own = InMemorySpanExporter()
