@@ -265,10 +265,8 @@ def _prepare(
     try:
         _check_options(kind, options)
         get = options.get
-        step = _step(
-            kind, name, get("description"), get("tool_type"), get("model"), get("role", "assistant"),
-            get("provider"), get("branches"),
-        )
+        fixed = (get("description"), get("tool_type"), get("model"), get("role", "assistant"), get("provider"))
+        step = _step(kind, name, *fixed, get("branches"))
         parent = otel_context.get_current() if parent_context is None else parent_context
         conversation_id = get("conversation_id")
         if conversation_id is not None and kind in (attr.STEP_AGENT, attr.STEP_MESSAGE):
