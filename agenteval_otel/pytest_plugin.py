@@ -40,6 +40,7 @@ import asyncio
 import os
 import re
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.trace import TracerProvider
 
     from agenteval_otel.evaluation.config import EvalConfig
     from agenteval_otel.evaluation.models import EvalCase, EvalSet
@@ -195,33 +195,24 @@ class _TestTracing:
     """
 
     def __init__(self) -> None:
-        from opentelemetry import trace
         from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-        from agenteval_otel.tracing._tracer import current_provider
-        from agenteval_otel.tracing.configure import configure
-        from agenteval_otel.tracing.content import active_policy
+        from agenteval_otel.tracing import active_policy, configure, routed_to
 
-        before = current_provider()
-        self._routed_before: TracerProvider | None = (
-            before if before is not trace.get_tracer_provider() else None
-        )
         self.exporter: InMemorySpanExporter = InMemorySpanExporter()
         self.provider: SdkTracerProvider = SdkTracerProvider()
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self._routing: AbstractContextManager[None] = routed_to(self.provider)
+        self._routing.__enter__()  # remembers the routing to put back
         self._handle: TracingHandle = configure(
             tracer_provider=self.provider, content_policy=active_policy(), set_global=False
         )
 
     def close(self) -> None:
-        from agenteval_otel.tracing._tracer import current_provider, route_to_provider
-
-        still_ours = current_provider() is self.provider
-        self._handle.shutdown(timeout=5.0)  # also stops routing to our provider
-        if still_ours and self._routed_before is not None:
-            route_to_provider(self._routed_before)
+        self._routing.__exit__(None, None, None)
+        self._handle.shutdown(timeout=5.0)
         self.exporter.clear()
 
 

@@ -24,7 +24,7 @@ from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
-from agenteval_otel.tracing._tracer import current_provider, route_to_provider
+from agenteval_otel.tracing import current_provider, route_to_provider
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
 

@@ -32,7 +32,7 @@ from agenteval_otel.evaluation.scoring import (
 )
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.evaluation.sync import run_sync
-from agenteval_otel.tracing._tracer import routed_to
+from agenteval_otel.tracing import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["Evaluator", "aevaluate", "evaluate"]

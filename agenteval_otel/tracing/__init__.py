@@ -13,11 +13,23 @@
 ``OtlpJsonFileExporter``); ``trace_step`` offers the same steps as context managers;
 ``conversation`` groups agent runs into a conversation; ``ContentPolicy`` decides what content
 is captured and how it is redacted and truncated.
+
+For instrumentor packages (one per instrumented client library), the same capture as a public
+lifecycle, on which the decorators and ``trace_step`` sit too:
+
+>>> from agenteval_otel.tracing import start_step
+>>> with start_step("tool", "search", arguments={"q": "weather"}) as step:
+...     step.set_result(["sunny"])
+
+with the content policy in force (``active_policy``/``set_active_policy``), the model-message
+reader (``read_message``, ``ModelMessage``) and the provider our steps' spans go to
+(``current_provider``, ``current_tracer``, ``route_to_provider``/``release_provider``,
+``routed_to``).
 """
 
 from agenteval_otel.tracing.blocks import TracedStep, trace_step
 from agenteval_otel.tracing.configure import TracingHandle, configure
-from agenteval_otel.tracing.content import ContentPolicy
+from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
 from agenteval_otel.tracing.context import (
     ContextThreadPoolExecutor,
     conversation,
@@ -26,20 +38,41 @@ from agenteval_otel.tracing.context import (
 )
 from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
+from agenteval_otel.tracing.lifecycle import StepKind, StepRun, start_step
+from agenteval_otel.tracing.messages import ModelMessage, read_message
+from agenteval_otel.tracing.providers import (
+    current_provider,
+    current_tracer,
+    release_provider,
+    route_to_provider,
+    routed_to,
+)
 
 __all__ = [
     "ContentPolicy",
     "ContextThreadPoolExecutor",
     "OtlpJsonFileExporter",
+    "ModelMessage",
+    "StepKind",
+    "StepRun",
     "TracedStep",
     "TracingHandle",
+    "active_policy",
     "agent",
     "conditional",
     "configure",
     "conversation",
     "current_conversation_id",
+    "current_provider",
+    "current_tracer",
     "message",
     "node",
+    "read_message",
+    "release_provider",
+    "route_to_provider",
+    "routed_to",
+    "set_active_policy",
+    "start_step",
     "tool",
     "tool_call_id",
     "trace_step",

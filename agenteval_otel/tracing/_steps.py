@@ -1,11 +1,13 @@
 """The five kinds of step and what each records: span name, fixed attributes, inputs, result.
 
-A ``Step`` is built once per decorated function (or per ``trace_step`` block) with everything
+A ``Step`` is built once per decorated function (or per kind of step ``start_step`` starts) with everything
 that does not change between calls: the span name, the fixed attributes and the argument-binding
 plan. A call starts the span and, only when it is recording, gathers the fixed attributes and
 those that depend on the call into one dict, set in a single ``set_attributes`` call when the
 step ends (each attribute call on an SDK span has a fixed cost; one call is the cheapest).
-Samplers see the span name, which carries the operation and the step's name.
+Samplers see the span name, which carries the operation and the step's name. The decorators call
+``begin``/``end``/``fail`` inline; :mod:`agenteval_otel.tracing.lifecycle` wraps the same three
+calls in a public object.
 """
 
 from __future__ import annotations
@@ -23,10 +25,10 @@ from opentelemetry.util.types import AttributeValue
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing._messages import read_message, text_messages_json
-from agenteval_otel.tracing._tracer import current_tracer
 from agenteval_otel.tracing.content import ContentPolicy, active_policy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
+from agenteval_otel.tracing.providers import current_tracer
 
 __all__ = ["AgentStep", "ConditionalStep", "MessageStep", "NodeStep", "Step", "ToolStep", "keyword_binder"]
 
@@ -137,6 +139,9 @@ class Step:
         """Add the call's attributes to ``pending``; return the context the step runs in."""
         return parent
 
+    def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
+        """Add the attributes of the step's input to ``pending`` (called with content capture on)."""
+
     def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
         """Add the attributes that depend on the step's result to ``pending``.
 
@@ -145,11 +150,23 @@ class Step:
 
     def report(self, what: str) -> None:
         """Log a failure of ours once per step at WARNING (then at DEBUG); the user's call goes on."""
+        _logger.log(
+            self._level(what),
+            "%s step %r: %s failed; the call is unaffected",
+            self.step_type,
+            self.name,
+            what,
+            exc_info=True,
+        )
+
+    def warn(self, what: str) -> None:
+        """Log a misuse of a started step (e.g. ending it twice) once per step at WARNING, then at DEBUG."""
+        _logger.log(self._level(what), "%s step %r: %s; ignored", self.step_type, self.name, what)
+
+    def _level(self, what: str) -> int:
         level = logging.DEBUG if what in self._reported else logging.WARNING
         self._reported.add(what)
-        _logger.log(
-            level, "%s step %r: %s failed; the call is unaffected", self.step_type, self.name, what, exc_info=True
-        )
+        return level
 
 
 def _description(error: BaseException) -> str:
@@ -218,11 +235,14 @@ class AgentStep(Step):
         if policy.capture:
             value = _input(self.binder, self.input_arg, args, kwargs)
             if value is not _ABSENT:
-                text = policy.text(value)
-                pending[attr.AGENT_INPUT] = text
-                if type(value) is str:
-                    pending[attr.GEN_AI_INPUT_MESSAGES] = text_messages_json("user", text)
+                self.add_input(pending, policy, value)
         return context
+
+    def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
+        text = policy.text(value)
+        pending[attr.AGENT_INPUT] = text
+        if type(value) is str:
+            pending[attr.GEN_AI_INPUT_MESSAGES] = text_messages_json("user", text)
 
     def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
         if result is None:
@@ -280,8 +300,11 @@ class ToolStep(Step):
             call_id if call_id is not None else f"call_{span.get_span_context().span_id:016x}"
         )
         if policy.capture:
-            pending[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = policy.json(self.binder.bind(args, kwargs))
+            self.add_input(pending, policy, self.binder.bind(args, kwargs))
         return context
+
+    def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
+        pending[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = policy.json(value)
 
     def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
         pending[attr.GEN_AI_TOOL_CALL_RESULT] = policy.json(result)
@@ -316,8 +339,12 @@ class NodeStep(Step):
         if self.capture_io and policy.capture:
             value = _input(self.binder, self.input_arg, args, kwargs)
             if value is not _ABSENT:
-                pending[attr.NODE_INPUT] = policy.text(value)
+                self.add_input(pending, policy, value)
         return parent
+
+    def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
+        if self.capture_io:
+            pending[attr.NODE_INPUT] = policy.text(value)
 
     def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
         if self.capture_io and result is not None:
@@ -325,11 +352,11 @@ class NodeStep(Step):
 
 
 class MessageStep(Step):
-    """``chat`` / ``chat {model}``: the model message the function returned."""
+    """``chat`` / ``chat {model}``: the model message the function returned (and, given, what it was sent)."""
 
     step_type = attr.STEP_MESSAGE
     structural_result = True  # role, model, finish reason, token usage
-    __slots__ = ("role",)
+    __slots__ = ("input_arg", "role")
 
     def __init__(
         self,
@@ -339,6 +366,7 @@ class MessageStep(Step):
         model: str | None = None,
         role: str = "assistant",
         provider: str | None = None,
+        input_arg: str | None = None,
     ) -> None:
         static: dict[str, AttributeValue] = {attr.GEN_AI_OPERATION_NAME: attr.OP_CHAT}
         if model:
@@ -348,6 +376,7 @@ class MessageStep(Step):
         span_name = f"{attr.OP_CHAT} {model}" if model else attr.OP_CHAT
         super().__init__(name or span_name, span_name, static, binder)
         self.role = role
+        self.input_arg = input_arg
 
     def open(
         self,
@@ -361,7 +390,15 @@ class MessageStep(Step):
         conversation = parent.get(CONVERSATION_KEY)
         if conversation is not None:
             pending[attr.GEN_AI_CONVERSATION_ID] = conversation
+        if self.input_arg is not None and policy.capture:
+            value = self.binder.value(self.input_arg, args, kwargs)
+            if value is not None:
+                self.add_input(pending, policy, value)
         return parent
+
+    def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
+        """``gen_ai.input.messages``: a str is one user message; message dicts or objects as they read."""
+        pending[attr.GEN_AI_INPUT_MESSAGES] = policy.json(input_messages(value, "user"))
 
     def add_result(self, pending: dict[str, Any], policy: ContentPolicy, result: Any) -> None:
         message = read_message(result, self.role)

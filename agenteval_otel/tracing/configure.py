@@ -41,9 +41,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
-from agenteval_otel.tracing._tracer import release_provider, route_to_provider
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
+from agenteval_otel.tracing.providers import release_provider, route_to_provider
 
 __all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure"]
 

@@ -7,13 +7,17 @@ serialised becomes a bounded ``repr``. Nothing here raises.
 
 Our decorators capture content by default because evaluation needs it. It is switched off by
 ``configure(capture_content=False)`` or by ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-set to ``NO_CONTENT`` (or ``false`` / ``EVENT_ONLY``: we write no events).
+set to ``NO_CONTENT`` (or ``false`` / ``EVENT_ONLY``: we write no events). ``active_policy()`` is
+the policy in force for our decorators, ``trace_step`` and ``start_step``; an instrumentor that
+records content of its own cleans it with the same policy.
 
 >>> policy = ContentPolicy(max_length=40)
 >>> policy.json({"city": "Tokyo", "api_key": "sk-123"})
 '{"city":"Tokyo","api_key":"[REDACTED]"}'
 >>> policy.text("x" * 50)
 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...[truncated 10 chars]'
+>>> active_policy().capture in (True, False)
+True
 """
 
 from __future__ import annotations

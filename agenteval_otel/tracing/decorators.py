@@ -29,13 +29,14 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
 from opentelemetry import context as otel_context
 
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing._run import Run
 from agenteval_otel.tracing._steps import AgentStep, ConditionalStep, MessageStep, NodeStep, Step, ToolStep
+from agenteval_otel.tracing.content import active_policy
+from agenteval_otel.tracing.lifecycle import StepRun
 
 __all__ = ["agent", "conditional", "message", "node", "tool"]
 
@@ -44,6 +45,8 @@ _logger.addHandler(logging.NullHandler())
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_MAX_COLLECTED: Final = 10_000
+
 _attach = otel_context.attach
 _detach = otel_context.detach
 _get_current = otel_context.get_current
@@ -51,7 +54,9 @@ _get_current = otel_context.get_current
 
 # --- wrappers, one per function shape ------------------------------------------------------------
 # The sync and async wrappers are the hot path: they inline the span's life so that a call costs
-# two method calls of ours (``begin``, ``end``) on top of the SDK's work.
+# two method calls of ours (``begin``, ``end``) on top of the SDK's work: the same ``Step`` calls
+# a ``StepRun`` (the public lifecycle) makes, without the object. Generators, resumed many times,
+# run as a ``StepRun``.
 def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         opened = step.begin(_get_current(), args, kwargs)
@@ -92,40 +97,56 @@ def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
     return wrapper
 
 
+def _collector(run: StepRun) -> list[Any] | None:
+    """Where a traced generator keeps what it yields (its result when it returns nothing); ``None``: nowhere."""
+    return [] if run.recording and active_policy().capture else None
+
+
+def _generator_result(value: Any, yielded: list[Any] | None) -> Any:
+    """A generator's result: its return value, else what it yielded (str chunks joined)."""
+    if value is None and yielded:
+        return "".join(yielded) if all(type(item) is str for item in yielded) else yielded
+    return value
+
+
 def _generator(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        run = Run.start(step, args, kwargs)
-        if run is None:
+        run = StepRun()
+        if not run._start(step, args, kwargs, _get_current()):
             return (yield from fn(*args, **kwargs))
         try:
             generator = fn(*args, **kwargs)
         except BaseException as error:
             run.fail(error)
             raise
+        yielded = _collector(run)
         sent: Any = None
         thrown: BaseException | None = None
         while True:
-            run.enter()
+            run.activate()
             try:
                 item = generator.send(sent) if thrown is None else generator.throw(thrown)
             except StopIteration as stop:
-                run.finish(stop.value)
+                run.set_result(_generator_result(stop.value, yielded))
+                run.end()
                 return stop.value
             except BaseException as error:
                 run.fail(error)
                 raise
-            run.leave()
-            run.collect(item)
+            run.deactivate()
+            if yielded is not None and len(yielded) < _MAX_COLLECTED:
+                yielded.append(item)
             try:
                 sent = yield item
             except GeneratorExit:
-                run.enter()
+                run.activate()
                 try:
                     generator.close()
                 except BaseException as error:
                     run.fail(error)
                     raise
-                run.finish(None)
+                run.set_result(_generator_result(None, yielded))
+                run.end()
                 raise
             except BaseException as error:
                 thrown = error
@@ -137,44 +158,41 @@ def _generator(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
 
 def _async_generator(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        run = Run.start(step, args, kwargs)
+        run = StepRun()  # stays inert (every call a no-op) when no span was started
+        run._start(step, args, kwargs, _get_current())
         try:
             generator = fn(*args, **kwargs)
         except BaseException as error:
-            if run is not None:
-                run.fail(error)
+            run.fail(error)
             raise
+        yielded = _collector(run)
         sent: Any = None
         thrown: BaseException | None = None
         while True:
-            if run is not None:
-                run.enter()
+            run.activate()
             try:
                 item = await (generator.asend(sent) if thrown is None else generator.athrow(thrown))
             except StopAsyncIteration:
-                if run is not None:
-                    run.finish(None)
+                run.set_result(_generator_result(None, yielded))
+                run.end()
                 return
             except BaseException as error:
-                if run is not None:
-                    run.fail(error)
+                run.fail(error)
                 raise
-            if run is not None:
-                run.leave()
-                run.collect(item)
+            run.deactivate()
+            if yielded is not None and len(yielded) < _MAX_COLLECTED:
+                yielded.append(item)
             try:
                 sent = yield item
             except GeneratorExit:
-                if run is not None:
-                    run.enter()
+                run.activate()
                 try:
                     await generator.aclose()
                 except BaseException as error:
-                    if run is not None:
-                        run.fail(error)
+                    run.fail(error)
                     raise
-                if run is not None:
-                    run.finish(None)
+                run.set_result(_generator_result(None, yielded))
+                run.end()
                 raise
             except BaseException as error:
                 thrown = error

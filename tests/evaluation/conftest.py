@@ -9,8 +9,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel.tracing import configure
-from agenteval_otel.tracing._tracer import release_provider
+from agenteval_otel.tracing import configure, release_provider
 
 
 @pytest.fixture

@@ -262,7 +262,7 @@ def test_a_given_tracer_provider_receives_the_decorators_spans_too(exported: InM
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from agenteval_otel.tracing._tracer import current_provider
+    from agenteval_otel.tracing import current_provider
 
     routed_before = current_provider()
     own = InMemorySpanExporter()

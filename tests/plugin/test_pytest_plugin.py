@@ -15,7 +15,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from agenteval_otel import EvalConfig, EvalReport, EvalSet, evaluate
-from agenteval_otel.tracing._tracer import current_provider
+from agenteval_otel.tracing import current_provider
 from agenteval_otel.tracing.content import active_policy
 from tests.conftest import REPO_ROOT
 
@@ -177,7 +177,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agenteval_otel import configure, tool
-from agenteval_otel.tracing._tracer import current_provider
+from agenteval_otel.tracing import current_provider
 from agenteval_otel.tracing.content import active_policy
 
 BEFORE = (current_provider(), trace.get_tracer_provider(), active_policy())

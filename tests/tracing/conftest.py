@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel.tracing import TracingHandle, _tracer, configure
+from agenteval_otel.tracing import TracingHandle, configure, providers
 from agenteval_otel.tracing.content import active_policy, set_active_policy
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -49,10 +49,10 @@ class Spans:
 def _restore_tracing_state() -> Iterator[None]:
     """Every test leaves the content policy and the provider our steps use as it found them."""
     policy = active_policy()
-    routed = _tracer._routed
+    routed = providers._routed
     yield
     set_active_policy(policy)
-    _tracer._routed = routed
+    providers._routed = routed
 
 
 @pytest.fixture

@@ -1,7 +1,17 @@
-"""Which tracer our steps use: the provider ``configure`` chose, else the global one.
+"""Which provider our steps' spans go to: the one routed to (by ``configure``), else the global one.
 
 Looked up on every step (one comparison when nothing changed), so a provider configured or set
-globally after a function was decorated is still the one used.
+globally after a function was decorated is still the one used. An instrumentor starting steps
+through :func:`~agenteval_otel.tracing.start_step` gets the same routing for free; code that
+runs something under another provider for a while (an evaluation run, one test) routes there:
+
+>>> from opentelemetry.sdk.trace import TracerProvider
+>>> test_provider = TracerProvider()
+>>> with routed_to(test_provider):
+...     current_provider() is test_provider
+True
+>>> current_provider() is test_provider
+False
 """
 
 from __future__ import annotations

@@ -5,6 +5,15 @@
 ``usage``), Anthropic messages (content blocks, ``stop_reason``) and LangChain messages
 (``tool_calls`` with ``args``). The JSON follows ``gen_ai.input.messages`` /
 ``gen_ai.output.messages``: ``[{"role": ..., "parts": [{"type": "text", "content": ...}]}]``.
+An instrumentor reads its client's responses with these instead of writing its own reader:
+
+>>> reply = read_message({"role": "assistant", "content": "Hi!", "model": "m1"}, "assistant")
+>>> reply.content, reply.model, reply.finish_reason
+('Hi!', 'm1', None)
+>>> text_messages_json("user", "Hello")
+'[{"role":"user","parts":[{"type":"text","content":"Hello"}]}]'
+>>> input_messages([{"role": "system", "content": "Be brief."}, "Hello"])[0]
+{'role': 'system', 'parts': [{'type': 'text', 'content': 'Be brief.'}]}
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["ModelMessage", "read_message", "text_messages_json"]
+__all__ = ["ModelMessage", "input_messages", "read_message", "text_messages_json"]
 
 _FINISH_REASONS: Final = {
     "tool_calls": "tool_call",
@@ -147,3 +156,28 @@ def read_message(value: Any, default_role: str) -> ModelMessage | None:
         message.input_tokens = _tokens(usage, "input_tokens", "prompt_tokens")
         message.output_tokens = _tokens(usage, "output_tokens", "completion_tokens")
     return message
+
+
+def input_messages(value: Any, default_role: str = "user") -> list[dict[str, Any]]:
+    """``gen_ai.input.messages`` for what was sent to a model: a str, one message or a sequence of them.
+
+    Tool results (``role="tool"`` with ``tool_call_id``) become ``tool_call_response`` parts; a
+    str in a sequence is a ``default_role`` text message; what reads as no message is left out.
+    """
+    items = value if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else (value,)
+    messages: list[dict[str, Any]] = []
+    for item in items:
+        if _field(item, "role") == "tool" and _field(item, "tool_call_id") is not None:
+            response = {"type": "tool_call_response", "id": _field(item, "tool_call_id")}
+            response["response"] = _field(item, "content")
+            messages.append({"role": "tool", "parts": [response]})
+            continue
+        message = read_message(item, default_role)
+        if message is None:
+            continue
+        parts: list[dict[str, Any]] = []
+        if message.content is not None:
+            parts.append({"type": "text", "content": message.content})
+        parts.extend(message.tool_calls)
+        messages.append({"role": message.role, "parts": parts})
+    return messages

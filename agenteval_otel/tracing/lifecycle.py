@@ -1,0 +1,375 @@
+"""The step lifecycle: start a step, give it its input and result, end it once.
+
+This is the seam that instrumentor packages (one per instrumented client library) and our own
+decorators and ``trace_step`` blocks share: the same span names, attributes, content policy,
+redaction and truncation, the same respect for suppressed instrumentation, and no attribute
+work when the span is not recording. In the shape of OpenTelemetry's GenAI ``TelemetryHandler``
+(``start_llm`` → ``stop_llm`` / ``fail_llm``):
+
+>>> run = start_step("tool", "get_weather", arguments={"city": "Tokyo"}, call_id="call_1")
+>>> run.set_result({"sky": "clear"})
+>>> run.end()
+
+or as a context manager, whose span is current inside the block (steps started there are its
+children) and which records an exception leaving the block, then lets it propagate unchanged:
+
+>>> with start_step("message", model="gpt-4o-mini", input="Hello") as reply:
+...     reply.set_result({"role": "assistant", "content": "Hi!"})
+
+A wrapped client call, instrumentor style (nothing of ours raises into the call; ``end`` and
+``fail`` may be called more than once, the span ends once):
+
+>>> def traced_create(create, **request):
+...     run = start_step("message", model=request.get("model"), input=request.get("messages"))
+...     run.activate()  # make the span current for the client's own instrumentation
+...     try:
+...         response = create(**request)
+...     except BaseException as error:
+...         run.fail(error)
+...         raise
+...     run.set_result(response)
+...     run.end()
+...     return response
+>>> traced_create(lambda **request: "Hi!", model="m1", messages=[{"role": "user", "content": "Hello"}])
+'Hi!'
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Final, Literal, get_args
+
+from opentelemetry import context as otel_context
+from opentelemetry.trace import INVALID_SPAN, Span
+
+from agenteval_otel import semconv as attr
+from agenteval_otel.tracing._steps import (
+    AgentStep,
+    ConditionalStep,
+    MessageStep,
+    NodeStep,
+    Step,
+    ToolStep,
+    keyword_binder,
+)
+from agenteval_otel.tracing.content import active_policy
+from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+
+__all__ = ["StepKind", "StepRun", "start_step"]
+
+_logger = logging.getLogger(__name__)
+_logger.addHandler(logging.NullHandler())
+
+StepKind = Literal["agent", "tool", "node", "message", "conditional"]
+"""The kinds of step; the values of ``agenteval.step.type``."""
+
+_KINDS: Final = frozenset(get_args(StepKind))
+
+_OPTIONS: Final[dict[str, frozenset[str]]] = {
+    attr.STEP_AGENT: frozenset({"input", "conversation_id", "description"}),
+    attr.STEP_TOOL: frozenset({"arguments", "call_id", "description", "tool_type"}),
+    attr.STEP_NODE: frozenset({"input"}),
+    attr.STEP_MESSAGE: frozenset({"input", "conversation_id", "model", "role", "provider"}),
+    attr.STEP_CONDITIONAL: frozenset({"branches"}),
+}
+"""The options that apply to each kind of step; the others are ignored (logged)."""
+
+_MAX_STEPS: Final = 512
+_steps: dict[tuple[Any, ...], Step] = {}
+"""Steps by their fixed options, so a step started per call logs a failure of ours once, not per call."""
+
+_attach = otel_context.attach
+_detach = otel_context.detach
+
+
+class StepRun:
+    """A started step (made by :func:`start_step`): set its input and result, then end it once.
+
+    ``span`` is its OpenTelemetry span (``INVALID_SPAN`` when instrumentation is suppressed).
+    ``end``/``fail`` after the step ended are logged and ignored; nothing here raises.
+    """
+
+    __slots__ = ("_context", "_ended", "_pending", "_result", "_step", "_token", "span")
+
+    def __init__(self) -> None:
+        self._step: Step | None = None
+        self._pending: dict[str, Any] | None = None
+        self._context: otel_context.Context | None = None
+        self._token: object | None = None
+        self._result: Any = None
+        self._ended = False
+        self.span: Span = INVALID_SPAN
+
+    def _start(
+        self, step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any], parent: otel_context.Context
+    ) -> bool:
+        """Start ``step`` under ``parent`` (not current yet); ``False`` when no span was started."""
+        self._step = step
+        self._ended = False
+        opened = step.begin(parent, args, kwargs)
+        if opened is None:
+            return False
+        self.span, self._pending, self._context = opened
+        return True
+
+    @property
+    def recording(self) -> bool:
+        """Whether the span records: else input and result are not even looked at."""
+        return self._pending is not None
+
+    @property
+    def ended(self) -> bool:
+        """Whether ``end`` or ``fail`` was called."""
+        return self._ended
+
+    def set_input(self, value: Any) -> None:
+        """The step's input, replacing any given at start: the agent's user input, the node's
+        input, the tool's arguments (a mapping), the messages sent to the model (a str, a message
+        or a list of them). Recorded at once, under the content policy; a conditional has none."""
+        pending, step = self._pending, self._step
+        if pending is None or step is None:
+            return
+        if self._ended:
+            step.warn("set_input after the step ended")
+            return
+        policy = active_policy()
+        if not policy.capture:
+            return
+        try:
+            step.add_input(pending, policy, value)
+        except Exception:
+            step.report("recording the input")
+
+    def set_result(self, value: Any) -> None:
+        """The step's result, recorded when it ends: the tool's result, the agent's final response,
+        the node's output, the model message (str, dict, response object), the condition's value."""
+        if self._ended:
+            if self._step is not None:
+                self._step.warn("set_result after the step ended")
+            return
+        self._result = value
+
+    def activate(self) -> None:
+        """Make the span current (steps started from here on are its children) until ``deactivate``."""
+        if self._context is not None and self._token is None and not self._ended:
+            self._token = _attach(self._context)
+
+    def deactivate(self) -> None:
+        """Make current again what was current before ``activate`` (call it in the same thread or task)."""
+        token = self._token
+        if token is not None:
+            self._token = None
+            _detach(token)  # type: ignore[arg-type]
+
+    def end(self) -> None:
+        """End the step with its result (deactivating it first). Once: later calls are ignored."""
+        self.deactivate()
+        step = self._step
+        if self._ended:
+            if step is not None:
+                step.warn("end after the step ended")
+            return
+        self._ended = True
+        if step is not None and self._context is not None:
+            step.end(self.span, self._pending, self._result)
+
+    def fail(self, error: BaseException) -> None:
+        """End the step with ``error``: ``error.type``, ERROR status, an exception event. Once."""
+        self.deactivate()
+        step = self._step
+        if self._ended:
+            if step is not None:
+                step.warn("fail after the step ended")
+            return
+        self._ended = True
+        if step is not None and self._context is not None:
+            step.fail(self.span, self._pending, error)
+
+    def __enter__(self) -> StepRun:
+        self.activate()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._ended:  # ended inside the block: nothing left to do
+            self.deactivate()
+        elif error is None:
+            self.end()
+        else:
+            self.fail(error)
+
+    def __repr__(self) -> str:
+        name = None if self._step is None else self._step.span_name
+        state = "ended" if self._ended else "open" if self._context is not None else "not started"
+        return f"<StepRun {name!r} {state}>"
+
+
+def start_step(
+    kind: StepKind,
+    name: str | None = None,
+    *,
+    input: Any = None,
+    arguments: Mapping[str, Any] | None = None,
+    call_id: str | None = None,
+    conversation_id: str | None = None,
+    model: str | None = None,
+    role: str = "assistant",
+    provider: str | None = None,
+    branches: Mapping[Any, Any] | None = None,
+    description: str | None = None,
+    tool_type: str | None = None,
+    parent_context: otel_context.Context | None = None,
+) -> StepRun:
+    """Start a step of ``kind`` under ``parent_context`` (default: the current context); not current yet.
+
+    Records what the matching decorator records. ``name`` names the agent, tool, node or
+    conditional (a message is named by ``model``: ``chat {model}``). ``input``: the agent's user
+    input, the node's input, the messages sent to the model. ``arguments``: the tool's arguments
+    by name; ``call_id``: its ``gen_ai.tool.call.id`` (default ``call_`` + the span id).
+    ``conversation_id``: ``gen_ai.conversation.id`` of an agent or message step and of the steps
+    inside it. ``model``/``role``/``provider``: a message's request model, default role and
+    ``gen_ai.provider.name``. ``branches``: a conditional's value → branch mapping.
+    ``description``/``tool_type``: static attributes of an agent or tool. Options that do not
+    apply to ``kind`` are logged and ignored; an unknown ``kind`` raises ``ValueError``.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
+    run = StepRun()
+    prepared = _prepare(
+        kind,
+        name,
+        input=input,
+        arguments=arguments,
+        call_id=call_id,
+        conversation_id=conversation_id,
+        model=model,
+        role=role,
+        provider=provider,
+        branches=branches,
+        description=description,
+        tool_type=tool_type,
+        parent_context=parent_context,
+    )
+    if prepared is not None:
+        run._start(*prepared)
+    return run
+
+
+def _prepare(
+    kind: str, name: object, *, parent_context: otel_context.Context | None = None, **options: Any
+) -> tuple[Step, tuple[Any, ...], dict[str, Any], otel_context.Context] | None:
+    """What a step of ``kind`` starts with: ``(step, args, kwargs, parent)``; ``None`` if that fails (logged)."""
+    try:
+        _check_options(kind, options)
+        get = options.get
+        fixed = (get("description"), get("tool_type"), get("model"), get("role", "assistant"), get("provider"))
+        step = _step(kind, name, *fixed, get("branches"))
+        parent = otel_context.get_current() if parent_context is None else parent_context
+        conversation_id = get("conversation_id")
+        if conversation_id is not None and kind in (attr.STEP_AGENT, attr.STEP_MESSAGE):
+            parent = otel_context.set_value(CONVERSATION_KEY, str(conversation_id), parent)
+        if kind != attr.STEP_TOOL:
+            return step, (), {"input": get("input")}, parent
+        call_id = get("call_id")
+        if call_id is not None:
+            parent = otel_context.set_value(TOOL_CALL_KEY, str(call_id), parent)
+        return step, (), _arguments(get("arguments")), parent
+    except Exception:
+        _logger.warning("cannot start a %s step %r; not traced", kind, name, exc_info=True)
+        return None
+
+
+def _check_options(kind: str, options: Mapping[str, Any]) -> None:
+    applies = _OPTIONS[kind]
+    for option, value in options.items():
+        if value is None or option in applies or (option == "role" and value == "assistant"):
+            continue
+        _logger.warning("%s=%r does not apply to a %s step; ignored", option, value, kind)
+
+
+def _text(value: object, option: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    _logger.warning("%s=%r is not a str; ignored", option, value)
+    return None
+
+
+def _name(name: object, default: str) -> str:
+    if isinstance(name, str) and name:
+        return name
+    _logger.warning("step name %r is not a non-empty str; using %r", name, default)
+    return default
+
+
+def _arguments(arguments: object) -> dict[str, Any]:
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    if arguments is not None:
+        _logger.warning("tool arguments %r are not a mapping; not recorded", arguments)
+    return {}
+
+
+def _step(
+    kind: str,
+    name: object,
+    description: object,
+    tool_type: object,
+    model: object,
+    role: object,
+    provider: object,
+    branches: object,
+) -> Step:
+    """The step for these fixed options: built once, then reused."""
+    try:
+        branches_key = tuple(branches.items()) if isinstance(branches, Mapping) else branches
+        key = (kind, name, description, tool_type, model, role, provider, branches_key)
+        cached = _steps.get(key)
+    except TypeError:  # an unhashable option: build a step for this call only
+        return _build(kind, name, description, tool_type, model, role, provider, branches)
+    if cached is not None:
+        return cached
+    step = _build(kind, name, description, tool_type, model, role, provider, branches)
+    if len(_steps) >= _MAX_STEPS:
+        _steps.clear()
+    _steps[key] = step
+    return step
+
+
+def _build(
+    kind: str,
+    name: object,
+    description: object,
+    tool_type: object,
+    model: object,
+    role: object,
+    provider: object,
+    branches: object,
+) -> Step:
+    if kind == attr.STEP_MESSAGE:
+        return MessageStep(
+            keyword_binder,
+            name=name if isinstance(name, str) and name else None,
+            model=_text(model, "model"),
+            role=role if isinstance(role, str) else "assistant",
+            provider=_text(provider, "provider"),
+            input_arg="input",
+        )
+    step_name = _name(name, kind)
+    if kind == attr.STEP_AGENT:
+        return AgentStep(step_name, keyword_binder, input_arg="input", description=_text(description, "description"))
+    if kind == attr.STEP_TOOL:
+        return ToolStep(
+            step_name,
+            keyword_binder,
+            description=_text(description, "description"),
+            tool_type=_text(tool_type, "tool_type"),
+        )
+    if kind == attr.STEP_NODE:
+        return NodeStep(step_name, keyword_binder, capture_io=True, input_arg="input")
+    if branches is not None and not isinstance(branches, Mapping):
+        _logger.warning("branches=%r is not a mapping; ignored", branches)
+        branches = None
+    return ConditionalStep(step_name, keyword_binder, branches=branches)
