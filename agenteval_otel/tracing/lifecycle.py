@@ -233,11 +233,13 @@ def start_step(
     inside it. ``model``/``role``/``provider``: a message's request model, default role and
     ``gen_ai.provider.name``. ``branches``: a conditional's value → branch mapping.
     ``description``/``tool_type``: static attributes of an agent or tool. Options that do not
-    apply to ``kind`` are logged and ignored; an unknown ``kind`` raises ``ValueError``.
+    apply to ``kind`` are logged and ignored; an unknown ``kind`` is logged and gives a step that
+    records nothing (the caller's code runs on untraced).
     """
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
     run = StepRun()
+    if kind not in _KINDS:
+        _logger.warning("start_step: kind must be one of %s, not %r; the step is not traced", sorted(_KINDS), kind)
+        return run
     prepared = _prepare(
         kind,
         name,

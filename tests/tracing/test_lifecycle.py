@@ -408,9 +408,13 @@ def test_an_internal_failure_never_reaches_the_caller(
 
 
 # --- arguments checked --------------------------------------------------------------------------------
-def test_an_unknown_kind_raises() -> None:
-    with pytest.raises(ValueError, match="kind must be one of"):
-        start_step("llm", "x")  # type: ignore[arg-type]
+def test_an_unknown_kind_is_logged_and_traces_nothing(spans: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger=LOGGERS):
+        with start_step("llm", "x") as run:  # type: ignore[arg-type]
+            run.set_result("ignored")
+    assert not run.recording and run.span is INVALID_SPAN
+    assert [r.getMessage() for r in _ours(caplog)][0].startswith("start_step: kind must be one of")
+    assert spans.all() == []
 
 
 def test_options_that_do_not_apply_are_logged_and_ignored(spans: Any, caplog: pytest.LogCaptureFixture) -> None:
