@@ -6,7 +6,6 @@ is; ``TraceBuffer`` groups spans into whole traces; trace assembly builds ``Traj
 """
 
 from agenteval_otel.trajectory.assemble import (
-    TraceAssembler,
     build_trajectories,
     iter_trajectories,
     join_conversations,
@@ -28,7 +27,6 @@ __all__ = [
     "SpanStatus",
     "StepType",
     "TokenUsage",
-    "TraceAssembler",
     "TraceBuffer",
     "Trajectory",
     "TrajectoryCallback",
