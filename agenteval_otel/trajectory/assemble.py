@@ -13,12 +13,12 @@ and invocations are joined into conversations by their conversation id
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agenteval_otel.semconv import EVAL_ID
+from agenteval_otel.trajectory.buffer import TraceBuffer
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
     RequestedToolCall,
@@ -35,7 +35,6 @@ from agenteval_otel.trajectory.usage import TokenUsage
 
 __all__ = [
     "Grouping",
-    "TraceAssembler",
     "build_trajectories",
     "iter_trajectories",
     "join_conversations",
@@ -483,67 +482,6 @@ def build_trajectories(records: Iterable[SpanRecord], *, group: Grouping = "invo
     return sorted(found, key=_start)
 
 
-@dataclass(slots=True)
-class _OpenTrace:
-    spans: list[SpanRecord] = field(default_factory=list)
-    has_root: bool = False
-
-
-class TraceAssembler:
-    """Groups a stream of spans into whole traces while holding only the traces still open.
-
-    A trace is complete once its root span has arrived and ``linger`` further spans of other
-    traces have passed without one of its own (stragglers from other services or batches still
-    join it). A trace without a root stays open until ``flush``, or until more than
-    ``max_open_traces`` are open, when the longest-quiet one is handed out as it is.
-    """
-
-    def __init__(self, *, linger: int = 1000, max_open_traces: int = 10_000) -> None:
-        if linger < 0 or max_open_traces < 1:
-            raise ValueError("linger must be >= 0 and max_open_traces >= 1")
-        self.linger = linger
-        self.max_open_traces = max_open_traces
-        self._rooted: OrderedDict[str, tuple[_OpenTrace, int]] = OrderedDict()
-        self._rootless: OrderedDict[str, tuple[_OpenTrace, int]] = OrderedDict()
-        self._seen = 0
-
-    @property
-    def open_traces(self) -> int:
-        """How many traces are being held."""
-        return len(self._rooted) + len(self._rootless)
-
-    def add(self, record: SpanRecord) -> list[list[SpanRecord]]:
-        """Take one span; returns the traces it completed (usually none)."""
-        self._seen += 1
-        trace_id = record.trace_id
-        entry = self._rooted.pop(trace_id, None) or self._rootless.pop(trace_id, None)
-        trace = entry[0] if entry else _OpenTrace()
-        trace.spans.append(record)
-        trace.has_root = trace.has_root or record.parent_id is None
-        (self._rooted if trace.has_root else self._rootless)[trace_id] = (trace, self._seen)
-        done = []
-        while self._rooted:
-            trace_id, (trace, last) = next(iter(self._rooted.items()))
-            if self._seen - last < self.linger:
-                break
-            del self._rooted[trace_id]
-            done.append(trace.spans)
-        while self.open_traces > self.max_open_traces and self._rootless:
-            _, (trace, _) = self._rootless.popitem(last=False)
-            done.append(trace.spans)
-        while self.open_traces > self.max_open_traces:
-            _, (trace, _) = self._rooted.popitem(last=False)
-            done.append(trace.spans)
-        return done
-
-    def flush(self) -> list[list[SpanRecord]]:
-        """Hand out every open trace (at the end of the stream)."""
-        done = [trace.spans for trace, _ in (*self._rooted.values(), *self._rootless.values())]
-        self._rooted.clear()
-        self._rootless.clear()
-        return done
-
-
 def iter_trajectories(
     records: Iterable[SpanRecord], *, group: Grouping = "invocation", linger: int = 1000
 ) -> Iterator[Trajectory]:
@@ -551,12 +489,15 @@ def iter_trajectories(
     bounded by the open traces. With ``group="conversation"`` the (small) trajectories are held
     until the stream ends so that every turn is joined."""
     _check_grouping(group)
-    assembler = TraceAssembler(linger=linger)
+    buffer: TraceBuffer[SpanRecord] = TraceBuffer(linger=linger)
 
     def traces() -> Iterator[list[SpanRecord]]:
+        add = buffer.add
         for record in records:
-            yield from assembler.add(record)
-        yield from assembler.flush()
+            for trace in add(record.trace_id, record, is_root=record.parent_id is None):
+                yield trace.items
+        for trace in buffer.flush():
+            yield trace.items
 
     found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace"))
     if group == "conversation":

@@ -1,14 +1,17 @@
 """``TrajectoryProcessor``: a span processor that hands finished trajectories to callbacks.
 
-It buffers the finished spans of each trace and, when the trace's local root span ends (a span
-with no parent, or a remote one), queues the trace for a background worker, which assembles its
-trajectories and calls every callback with each. The app thread only appends to a buffer.
+It buffers the finished spans of each trace in a ``TraceBuffer`` (``linger=0``) and, when the
+trace's local root span ends (a span with no parent, or a remote one), queues the trace for a
+background worker, which converts its spans, assembles its trajectories and calls every callback
+with each. The app thread only appends to the buffer, under the processor's lock.
 
 Everything is bounded: open traces, spans per trace, queued traces, and a time-to-live for traces
 whose root never ends. What does not fit is dropped and counted (``dropped_spans``,
-``dropped_traces``), with one warning per kind. Nothing raises into the app: a failing callback
-is logged and counted (``callback_errors``). Our own evaluation spans are ignored. A span that
-ends after its trace's local root has been handed over opens a new buffer that expires.
+``dropped_traces``), with one warning per kind: a trace the buffer hands out incomplete (expired,
+or the longest-quiet rootless one when too many are open) is dropped whole. Nothing raises into
+the app: a failing callback is logged and counted (``callback_errors``). Our own evaluation spans
+are ignored. A span that ends after its trace's local root has been handed over opens a new
+buffer entry that expires.
 
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> provider = TracerProvider()
@@ -20,9 +23,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 from opentelemetry.context import Context
@@ -30,6 +32,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agenteval_otel.semconv import EVALUATION_SPAN
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
+from agenteval_otel.trajectory.buffer import BufferedTrace, TraceBuffer
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -42,18 +45,13 @@ TrajectoryCallback = Callable[[Trajectory], None]
 """Called (on the processor's worker thread) with each finished trajectory."""
 
 
-@dataclass(slots=True)
-class _OpenTrace:
-    opened: float
-    spans: list[ReadableSpan] = field(default_factory=list)
-
-
 class TrajectoryProcessor(SpanProcessor):
     """Turns each finished trace into trajectories and passes them to ``callbacks``.
 
     ``group`` is ``"invocation"`` (one trajectory per agent invocation) or ``"trace"``.
     ``max_open_traces``, ``max_spans_per_trace`` and ``max_queued_traces`` bound memory;
-    ``trace_ttl_s`` drops a trace whose local root has not ended after that many seconds.
+    ``trace_ttl_s`` drops a trace whose local root has not ended after that many seconds, and
+    when more than ``max_open_traces`` are open the longest-quiet one is dropped.
     Trajectories with nothing of an agent run in them (no steps, input or response) are not
     passed on. ``clock`` is the monotonic clock used for the time-to-live.
     """
@@ -74,24 +72,32 @@ class TrajectoryProcessor(SpanProcessor):
             raise ValueError("bounds must be at least 1 and trace_ttl_s positive")
         self._callbacks: tuple[TrajectoryCallback, ...] = tuple(callbacks)
         self._split = group == "invocation"
-        self._max_open = max_open_traces
-        self._max_spans = max_spans_per_trace
         self._ttl = trace_ttl_s
-        self._clock = clock
         self._lock = threading.Lock()
-        self._open: OrderedDict[int, _OpenTrace] = OrderedDict()
+        self._buffer: TraceBuffer[ReadableSpan] = TraceBuffer(
+            linger=0,
+            ttl_s=trace_ttl_s,
+            max_open_traces=max_open_traces,
+            max_spans_per_trace=max_spans_per_trace,
+            clock=clock,
+        )
         self._queue: deque[list[ReadableSpan]] = deque()
         self._max_queued = max_queued_traces
         self._work = threading.Condition(self._lock)
         self._busy = 0
         self._closed = False
         self._warned: set[str] = set()
-        self.dropped_spans = 0
+        self._dropped_spans = 0
         self.dropped_traces = 0
         self.callback_errors = 0
         self.delivered = 0
         self._worker = threading.Thread(target=self._run, name="TrajectoryProcessor", daemon=True)
         self._worker.start()
+
+    @property
+    def dropped_spans(self) -> int:
+        """Spans dropped: of dropped traces, beyond ``max_spans_per_trace``, or after shutdown."""
+        return self._dropped_spans + self._buffer.dropped_spans
 
     def add_callback(self, callback: TrajectoryCallback) -> None:
         """Also call ``callback`` with every later trajectory."""
@@ -117,27 +123,36 @@ class TrajectoryProcessor(SpanProcessor):
         if context is None:
             return
         parent = span.parent
-        local_root = parent is None or parent.is_remote
         with self._lock:
             if self._closed:
                 self._drop_spans(1, "closed", "a span ended after TrajectoryProcessor.shutdown was dropped")
                 return
-            self._expire()
-            trace = self._open.get(context.trace_id)
-            if trace is None:
-                if len(self._open) >= self._max_open:
-                    self._drop_spans(1, "open", f"more than {self._max_open} open traces; spans are dropped")
-                    return
-                trace = self._open[context.trace_id] = _OpenTrace(self._clock())
-            if len(trace.spans) < self._max_spans:
-                trace.spans.append(span)
-            else:
-                self._drop_spans(
-                    1, "spans", f"a trace has more than {self._max_spans} spans; spans are dropped"
+            buffer = self._buffer
+            refused = buffer.dropped_spans
+            handed_out = buffer.add(context.trace_id, span, is_root=parent is None or parent.is_remote)
+            if buffer.dropped_spans != refused:
+                self._warn_once(
+                    "spans",
+                    f"a trace has more than {buffer.max_spans_per_trace} spans; spans are dropped"
+                    " (further drops are counted, not logged)",
                 )
-            if local_root:
-                del self._open[context.trace_id]
-                self._enqueue(trace.spans)
+            for trace in handed_out:
+                self._hand_over(trace)
+
+    def _hand_over(self, trace: BufferedTrace[ReadableSpan]) -> None:
+        """Queue a complete trace; drop an incomplete one (expired, or evicted)."""
+        if trace.complete:
+            self._enqueue(trace.items)
+        elif trace.reason == "expired":
+            self._drop_trace(
+                len(trace.items), "ttl", f"a trace's root did not end within {self._ttl}s; dropped"
+            )
+        else:
+            self._drop_trace(
+                len(trace.items),
+                "open",
+                f"more than {self._buffer.max_open_traces} open traces; the longest-quiet is dropped",
+            )
 
     def _enqueue(self, spans: list[ReadableSpan]) -> None:
         if len(self._queue) >= self._max_queued:
@@ -148,25 +163,13 @@ class TrajectoryProcessor(SpanProcessor):
         self._queue.append(spans)
         self._work.notify()
 
-    def _expire(self) -> None:
-        """Drop the traces whose root has not ended within the time-to-live (oldest first)."""
-        deadline = self._clock() - self._ttl
-        while self._open:
-            trace_id, trace = next(iter(self._open.items()))
-            if trace.opened > deadline:
-                return
-            del self._open[trace_id]
-            self._drop_trace(
-                len(trace.spans), "ttl", f"a trace's root did not end within {self._ttl}s; dropped"
-            )
-
     def _drop_spans(self, count: int, kind: str, message: str) -> None:
-        self.dropped_spans += count
+        self._dropped_spans += count
         self._warn_once(kind, message + " (further drops are counted, not logged)")
 
     def _drop_trace(self, spans: int, kind: str, message: str) -> None:
         self.dropped_traces += 1
-        self.dropped_spans += spans
+        self._dropped_spans += spans
         self._warn_once(kind, message + " (further drops are counted, not logged)")
 
     def _warn_once(self, kind: str, message: str, exc_info: bool = False) -> None:
@@ -181,7 +184,8 @@ class TrajectoryProcessor(SpanProcessor):
             with self._work:
                 while not self._queue and not self._closed:
                     self._work.wait(timeout=min(self._ttl, 1.0))
-                    self._expire()
+                    for trace in self._buffer.expire():
+                        self._hand_over(trace)
                 if not self._queue:
                     return
                 spans = self._queue.popleft()
@@ -235,10 +239,9 @@ class TrajectoryProcessor(SpanProcessor):
             if self._closed:
                 return
             self._closed = True
-            for trace in self._open.values():
+            for trace in self._buffer.flush():
                 self.dropped_traces += 1
-                self.dropped_spans += len(trace.spans)
-            self._open.clear()
+                self._dropped_spans += len(trace.items)
             self._work.notify_all()
         if not self._wait_idle(deadline):
             logger.warning(

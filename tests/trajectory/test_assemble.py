@@ -7,8 +7,9 @@ import json
 import pytest
 
 from agenteval_otel.trajectory import (
+    SpanRecord,
     StepType,
-    TraceAssembler,
+    TraceBuffer,
     build_trajectories,
     iter_trajectories,
     trajectories_from_trace,
@@ -241,8 +242,25 @@ def test_unknown_grouping_is_rejected(make_span) -> None:
         build_trajectories([make_span("x")], group="span")  # type: ignore[arg-type]
 
 
+class SpanGrouper:
+    """A ``TraceBuffer`` of span records as ``iter_trajectories`` uses it: lists of spans out."""
+
+    def __init__(self, **options: int) -> None:
+        self.buffer: TraceBuffer[SpanRecord] = TraceBuffer(**options)
+
+    @property
+    def open_traces(self) -> int:
+        return self.buffer.open_traces
+
+    def add(self, record: SpanRecord) -> list[list[SpanRecord]]:
+        return [t.items for t in self.buffer.add(record.trace_id, record, is_root=record.parent_id is None)]
+
+    def flush(self) -> list[list[SpanRecord]]:
+        return [t.items for t in self.buffer.flush()]
+
+
 def test_assembler_hands_out_a_trace_once_its_root_is_in_and_quiet(make_span) -> None:
-    assembler = TraceAssembler(linger=2)
+    assembler = SpanGrouper(linger=2)
     root = make_span("root", trace_id="a" * 32)
     child = make_span("child", parent=root, trace_id="a" * 32)
     others = [make_span(f"other{i}", trace_id="b" * 32, parent_id="00000000000000ff") for i in range(3)]
@@ -255,7 +273,7 @@ def test_assembler_hands_out_a_trace_once_its_root_is_in_and_quiet(make_span) ->
 
 
 def test_assembler_bounds_the_open_traces(make_span) -> None:
-    assembler = TraceAssembler(linger=100, max_open_traces=2)
+    assembler = SpanGrouper(linger=100, max_open_traces=2)
     spans = [
         make_span(f"s{i}", trace_id=format(i + 1, "032x"), parent_id="00000000000000ff") for i in range(3)
     ]

@@ -153,6 +153,24 @@ def test_open_traces_are_bounded_and_drops_are_counted_and_logged_once(
         root.end()
 
 
+def test_when_too_many_traces_are_open_the_longest_quiet_is_dropped(provider: TracerProvider) -> None:
+    received: list[Trajectory] = []
+    processor = TrajectoryProcessor(received.append, max_open_traces=1)
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("test")
+    agent, tool = {"gen_ai.operation.name": "invoke_agent"}, {"gen_ai.operation.name": "execute_tool"}
+    stale = tracer.start_span("invoke_agent stale", attributes=agent)
+    with tracer.start_as_current_span("execute_tool old", context=trace.set_span_in_context(stale)):
+        pass
+    with tracer.start_as_current_span("invoke_agent fresh", attributes=agent):
+        with tracer.start_as_current_span("execute_tool new", attributes=tool):
+            pass
+    assert processor.force_flush(5000)
+    assert processor.dropped_traces == 1 and processor.dropped_spans == 1
+    assert [[c.name for c in t.tool_calls()] for t in received] == [["new"]]
+    stale.end()
+
+
 def test_spans_per_trace_are_bounded(provider: TracerProvider) -> None:
     received: list[Trajectory] = []
     processor = TrajectoryProcessor(received.append, max_spans_per_trace=3)
