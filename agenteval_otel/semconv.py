@@ -39,6 +39,11 @@ GEN_AI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 GEN_AI_INFERENCE_DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
 ERROR_TYPE: Final = "error.type"
+EXCEPTION_EVENT: Final = "exception"  # the span event the SDK's record_exception writes, and its attributes
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
+EXCEPTION_ESCAPED: Final = "exception.escaped"
 
 # gen_ai.operation.name values
 OP_INVOKE_AGENT: Final = "invoke_agent"

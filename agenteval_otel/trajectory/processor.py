@@ -53,7 +53,9 @@ class TrajectoryProcessor(SpanProcessor):
     ``trace_ttl_s`` drops a trace whose local root has not ended after that many seconds, and
     when more than ``max_open_traces`` are open the longest-quiet one is dropped.
     Trajectories with nothing of an agent run in them (no steps, input or response) are not
-    passed on. ``clock`` is the monotonic clock used for the time-to-live.
+    passed on unless ``skip_empty=False`` (a live evaluation waiting for each of its traces, even
+    one recorded with content capture off, passes that). ``clock`` is the monotonic clock used for
+    the time-to-live.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class TrajectoryProcessor(SpanProcessor):
         max_queued_traces: int = 512,
         trace_ttl_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        skip_empty: bool = True,
     ) -> None:
         if group not in ("invocation", "trace"):
             raise ValueError(f"group must be 'invocation' or 'trace', got {group!r}")
@@ -72,6 +75,7 @@ class TrajectoryProcessor(SpanProcessor):
             raise ValueError("bounds must be at least 1 and trace_ttl_s positive")
         self._callbacks: tuple[TrajectoryCallback, ...] = tuple(callbacks)
         self._split = group == "invocation"
+        self._skip_empty = skip_empty
         self._ttl = trace_ttl_s
         self._lock = threading.Lock()
         self._buffer: TraceBuffer[ReadableSpan] = TraceBuffer(
@@ -205,7 +209,7 @@ class TrajectoryProcessor(SpanProcessor):
             logger.exception("TrajectoryProcessor: could not assemble a trace of %d spans", len(spans))
             return
         for trajectory in trajectories:
-            if trajectory.is_empty:
+            if trajectory.is_empty and self._skip_empty:
                 continue
             self.delivered += 1
             for callback in self._callbacks:
