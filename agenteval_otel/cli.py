@@ -176,7 +176,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     config = config if config is not None else EvalConfig.default(include_judge=False)
     files = _report_files(args)
     with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks):
-        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks),
+        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks,
+                                           runs="all" if args.all_runs else "latest"),
                           "aevaluate_traces")
     return _finish(report, args, files)
 
@@ -228,6 +229,9 @@ def _build_parser() -> argparse.ArgumentParser:
     offline.add_argument("--lookback", type=_lookback, default="1h",
                          help="with --jaeger: how far back, e.g. 30m, 1h, 2d (1h)")
     offline.add_argument("--limit", type=int, default=1000, help="with --jaeger: at most this many traces")
+    offline.add_argument("--all-runs", action="store_true",
+                         help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
+                              "default: the latest run of each case, older ones set aside")
     _common_options(offline)
     offline.set_defaults(handler=_cmd_eval)
     return parser

@@ -24,7 +24,8 @@ from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
-from agenteval_otel.tracing import current_provider, route_to_provider
+from agenteval_otel.evaluation.criteria.outcome import describe_error
+from agenteval_otel.tracing import active_policy, current_provider, route_to_provider
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -37,6 +38,17 @@ _EVAL_TAGS: contextvars.ContextVar[tuple[str, str] | None] = contextvars.Context
 
 DELIVERY_TIMEOUT_S = 10.0
 """How long to wait for a turn's trajectory after its root span ended."""
+
+
+def _record_error(span: trace.Span, error: BaseException) -> None:
+    """``error.type``, the ERROR status and the exception event on a turn's span, even for an
+    exception that cannot be printed (then without the event)."""
+    span.set_attribute(attr.ERROR_TYPE, type(error).__qualname__)
+    span.set_status(Status(StatusCode.ERROR, active_policy().clean(describe_error(error))))
+    try:
+        span.record_exception(error)
+    except Exception:  # its __str__ raised: the status already says what we could
+        _log.debug("could not record the agent's exception", exc_info=True)
 
 
 class _EvalTagProcessor(SpanProcessor):
@@ -111,9 +123,7 @@ class TurnCapture:
                 try:
                     reply = await caller(turn)
                 except BaseException as exc:
-                    span.record_exception(exc)
-                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-                    span.set_attribute(attr.ERROR_TYPE, type(exc).__qualname__)
+                    _record_error(span, exc)
                     with self._lock:
                         self._pending.pop(trace_id, None)
                     raise
