@@ -262,3 +262,20 @@ def test_cli_eval_scores_the_latest_run_or_all_of_them(
     runs = out[out.index("repeated runs"):]
     row = next(line for line in runs.splitlines() if line.startswith("│ paris"))
     assert [cell.strip() for cell in row.split("│")[1:-1]] == ["paris", "2", "1", "50%", "100%", "0%"]
+
+
+def test_cli_eval_with_a_criteria_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    traces = tmp_path / "agenteval-traces.jsonl"
+    evalset = _weather_runs(traces, "Sunny in Paris.").save(tmp_path / "w.json")
+    (tmp_path / "offline_criteria.py").write_text(
+        "from agenteval_otel import criterion\n\n"
+        "@criterion('mentions_paris_offline')\n"
+        "def mentions_paris(ctx):\n"
+        "    return 'Paris' in (ctx.actual.final_response or '')\n")
+    (tmp_path / "config.json").write_text('{"criteria": {"mentions_paris_offline": {}}}')
+    assert main(["eval", str(evalset), "--traces", str(traces), "--config", "config.json",
+                 "--criteria-module", "offline_criteria.py"]) == 0
+    assert "mentions_paris_offline" in capsys.readouterr().out

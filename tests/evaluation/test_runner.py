@@ -297,7 +297,7 @@ def test_cli_run_main_job(tmp_path: Path) -> None:
                       f"{REPO_ROOT / 'examples' / 'weather_agent.py'}:weather_agent",
                       "--config", str(EXAMPLE_CONFIG), "--report", "report.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "4/4 passed" in proc.stdout
+    assert "4/4 passed" in proc.stdout and "traces: agenteval-traces.jsonl" in proc.stdout
     assert (tmp_path / "agenteval-traces.jsonl").stat().st_size > 0
     again = _agenteval("eval", str(EXAMPLE_SET), "--traces", "agenteval-traces.jsonl",
                        "--config", str(EXAMPLE_CONFIG), cwd=tmp_path)
