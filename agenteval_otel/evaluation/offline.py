@@ -112,7 +112,7 @@ def _split_repeats(case: EvalCase, turns: list[Trajectory]) -> list[list[Traject
     first = _norm(case.conversation[0].user_content.get_text())
     runs: list[list[Trajectory]] = []
     for turn in turns:
-        if not runs or (_norm(turn.user_input) == first and runs[-1]):
+        if not runs or _norm(turn.user_input) == first:
             runs.append([])
         runs[-1].append(turn)
     return runs
@@ -209,9 +209,10 @@ def iter_matches(
             slot = slots[found.eval_id]
             if len(found.conversation) > 1 and key is None:
                 if slot.keyless is None:
-                    slot.keyless = _Run(None, [], next(arrivals))
+                    slot.keyless = _Run(None, [turn], next(arrivals))
                     slot.offer(slot.keyless)
-                slot.keyless.turns.append(turn)
+                elif any(kept is slot.keyless for kept in slot.runs):  # else a newer run replaced it
+                    slot.keyless.turns.append(turn)
                 continue
             earlier = held.pop(key, []) if key is not None else []
             held_count -= len(earlier)

@@ -34,10 +34,10 @@ def eval_set_table(eval_set: EvalSet) -> Table:
     title = eval_set.name or eval_set.eval_set_id
     table = Table(title=f"{title} — {len(eval_set.eval_cases)} case(s)", show_lines=False)
     table.add_column("case", style="bold", overflow="fold")
-    table.add_column("turns", justify="right")
-    table.add_column("first user message")
-    table.add_column("expected tools")
-    table.add_column("expected response")
+    table.add_column("turns", justify="right", no_wrap=True)
+    table.add_column("first user message", overflow="fold")
+    table.add_column("expected tools", overflow="fold")
+    table.add_column("expected response", overflow="fold")
     for case in eval_set.eval_cases:
         if case.conversation:
             first = case.conversation[0].user_content.get_text()

@@ -279,3 +279,22 @@ def test_cli_eval_with_a_criteria_module(tmp_path: Path, monkeypatch: pytest.Mon
     assert main(["eval", str(evalset), "--traces", str(traces), "--config", "config.json",
                  "--criteria-module", "offline_criteria.py"]) == 0
     assert "mentions_paris_offline" in capsys.readouterr().out
+
+
+def test_multi_turn_turns_without_a_conversation_id_form_one_run_per_repeat() -> None:
+    case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat")
+    turns = [Trajectory(eval_id="chat", user_input=text, trace_ids=[f"{run}{i}"], start_ns=base + i)
+             for run, base in (("a", 0), ("b", 100)) for i, text in enumerate(("Hi", "Weather?"))]
+    (match,) = iter_matches([case], turns)
+    assert [[t.trace_ids[0] for t in run] for run in match.runs] == [["b0", "b1"]] and match.set_aside == 1
+    (every,) = iter_matches([case], turns, keep="all")
+    assert [[t.trace_ids[0] for t in run] for run in every.runs] == [["a0", "a1"], ["b0", "b1"]]
+
+
+def test_cases_sharing_a_first_message_share_its_runs_in_turn() -> None:
+    cases = [EvalCase.single_turn("Same question", "x", eval_id="first"),
+             EvalCase.single_turn("Same question", "y", eval_id="second")]
+    runs = [Trajectory(user_input="same question", trace_ids=[f"r{i}"], start_ns=i) for i in range(1, 5)]
+    kept = {m.case.eval_id: ([t.trace_ids[0] for run in m.runs for t in run], m.set_aside)
+            for m in iter_matches(cases, runs)}
+    assert kept == {"first": (["r3"], 1), "second": (["r4"], 1)}

@@ -88,3 +88,17 @@ def test_the_summary_says_how_many_older_runs_were_set_aside(live_report: EvalRe
     assert offline.summary.set_aside_runs == 2
     assert "2 older run(s) set aside: the latest run of each case was scored" in summary_line(offline)
     assert "set aside" not in summary_line(live_report)
+
+
+def test_the_eval_set_table_stays_readable_at_80_columns() -> None:
+    from agenteval_otel import EvalSet
+    from agenteval_otel.reports.console import eval_set_table
+    from tests.conftest import REPO_ROOT
+
+    console = Console(record=True, width=80, color_system=None)
+    console.print(eval_set_table(EvalSet.load(REPO_ROOT / "examples" / "weather_agent.evalset.json")))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert not [line for line in lines if "…" in line]
+    tools = "".join(line.split("│")[4].strip() for line in lines if line.startswith("│"))
+    assert "celsius_to_fahrenheit" in tools
