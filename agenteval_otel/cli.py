@@ -160,6 +160,14 @@ def _unreachable(endpoint: str) -> str | None:
         return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
+def _without_credentials(endpoint: str) -> str:
+    """``endpoint`` with any ``user:password@`` masked, to be shown."""
+    url = urlsplit(endpoint)
+    if url.username is None and url.password is None:
+        return endpoint
+    return url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
+
+
 def _span_destinations(handle: Any) -> tuple[str, str | None]:
     """Where the run's spans go (for the ``traces:`` line), and why they may not get there."""
     from agenteval_otel.tracing import OtlpJsonFileExporter
@@ -167,14 +175,15 @@ def _span_destinations(handle: Any) -> tuple[str, str | None]:
     places: list[str] = []
     problem = None
     for exporter in handle.exporters:
-        if isinstance(exporter, OtlpJsonFileExporter):
-            places.append(str(exporter.path))
+        endpoint = _otlp_endpoint()
+        if isinstance(exporter, OtlpJsonFileExporter) or endpoint is None:
+            places.append(str(getattr(exporter, "path", type(exporter).__name__)))
             continue
-        endpoint = _otlp_endpoint() or "the default OTLP endpoint"
-        problem = _unreachable(endpoint) if endpoint != "the default OTLP endpoint" else None
-        places.append(f"OTLP {endpoint}" + (f" (unreachable: {problem})" if problem else ""))
-        if problem:
-            problem = f"the OTLP endpoint {endpoint} is unreachable ({problem}): this run's spans will be lost"
+        shown = _without_credentials(endpoint)
+        reason = _unreachable(endpoint)
+        places.append(f"OTLP {shown}" + (f" (unreachable: {reason})" if reason else ""))
+        if reason:
+            problem = f"the OTLP endpoint {shown} is unreachable ({reason}): this run's spans will be lost"
     return (", ".join(places) or "not exported (OTEL_TRACES_EXPORTER=none)"), problem
 
 
@@ -189,11 +198,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
     total = _selected_or_error(evaluator, eval_set, args)
     files = _report_files(args)
-    handle = configure(service_name="agenteval")
-    destinations, problem = _span_destinations(handle)
-    if problem:
-        _log.warning("%s", problem)
     with _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks):
+        handle = configure(service_name="agenteval")
+        destinations, problem = _span_destinations(handle)
+        if problem:
+            _log.warning("%s", problem)
         try:
             report = run_sync(evaluator.aevaluate(eval_set, done=done, sinks=sinks), "aevaluate")
         finally:

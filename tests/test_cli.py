@@ -108,14 +108,16 @@ def test_criteria_of_ones_own_and_an_unreachable_otlp_endpoint(tmp_path: Path) -
     (tmp_path / "config.json").write_text('{"criteria": {"polite_reply": {}}}')
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
-        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+        port = probe.getsockname()[1]
+    endpoint = f"http://***@127.0.0.1:{port}"  # as shown: the credentials masked
     proc = _agenteval("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--config", "config.json",
                       "--criteria-module", "my_criteria.py", cwd=tmp_path,
-                      env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint})
+                      env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://user:s3cret@127.0.0.1:{port}"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "polite_reply" in proc.stdout and "4/4 passed" in proc.stdout
     assert f"the OTLP endpoint {endpoint} is unreachable" in proc.stderr
     assert f"traces: OTLP {endpoint} (unreachable: " in proc.stdout
+    assert "s3cret" not in proc.stdout + proc.stderr
     without = _agenteval("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--config", "config.json",
                          cwd=tmp_path)
     assert without.returncode == 2 and "unknown criterion 'polite_reply'" in without.stderr
