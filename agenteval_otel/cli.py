@@ -1,17 +1,21 @@
 """The ``agenteval`` command.
 
-Exit codes: 0 = all passed, 1 = some case failed or errored, 2 = bad input.
+Exit codes: 0 = all passed, 1 = some case failed or errored (or the output's reader went away,
+as with ``agenteval ... | head``), 2 = bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import socket
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from agenteval_otel.errors import AgentEvalError, ConfigError
 from agenteval_otel.evaluation.sync import run_sync
@@ -23,6 +27,8 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 Command = Callable[[argparse.Namespace], int]
+
+_log = logging.getLogger("agenteval_otel.cli")
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -53,10 +59,14 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The eval set and the config (``None``: the default criteria) named on the command line."""
+    """The eval set and the config (``None``: the default criteria) named on the command line,
+    after importing the ``--criteria-module``s the config may name."""
     from agenteval_otel.evaluation.config import EvalConfig
+    from agenteval_otel.evaluation.criteria.registry import load_criteria_module
     from agenteval_otel.evaluation.models import EvalSet
 
+    for module in args.criteria_module or ():
+        load_criteria_module(module)
     eval_set = EvalSet.load(args.evalset)
     config = EvalConfig.load(args.config) if args.config else None
     return eval_set, config
@@ -119,6 +129,64 @@ def _recording(
             yield done, [run_file, CallbackSink(lambda _: progress.advance(task)), *files]
 
 
+def _selected_or_error(evaluator: Any, eval_set: Any, args: argparse.Namespace) -> int:
+    """How many cases the run has; ``ConfigError`` listing the tags there are when ``--tags``
+    matches none."""
+    total = len(evaluator.selected(eval_set))
+    if args.tags and total == 0:
+        known = sorted({tag for case in eval_set.eval_cases for tag in case.tags})
+        there = (f"the tags in {args.evalset} are: {', '.join(known)}" if known
+                 else f"no case in {args.evalset} has tags")
+        raise ConfigError(f"--tags {' '.join(args.tags)}: no case has one of these tags; {there}")
+    return total
+
+
+def _otlp_endpoint() -> str | None:
+    """The OTLP endpoint the environment names for traces, if any."""
+    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    return endpoint.strip() if endpoint and endpoint.strip() else None
+
+
+def _unreachable(endpoint: str) -> str | None:
+    """Why no connection to ``endpoint`` opens within a second; ``None`` when one does."""
+    url = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+    grpc = "grpc" in (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                      or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "").lower()
+    try:
+        port = url.port or (443 if url.scheme == "https" else 4317 if grpc else 4318)
+        with socket.create_connection((url.hostname or "localhost", port), timeout=1.0):
+            return None
+    except (OSError, ValueError) as exc:
+        return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _without_credentials(endpoint: str) -> str:
+    """``endpoint`` with any ``user:password@`` masked, to be shown."""
+    url = urlsplit(endpoint)
+    if url.username is None and url.password is None:
+        return endpoint
+    return url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
+
+
+def _span_destinations(handle: Any) -> tuple[str, str | None]:
+    """Where the run's spans go (for the ``traces:`` line), and why they may not get there."""
+    from agenteval_otel.tracing import OtlpJsonFileExporter
+
+    places: list[str] = []
+    problem = None
+    for exporter in handle.exporters:
+        endpoint = _otlp_endpoint()
+        if isinstance(exporter, OtlpJsonFileExporter) or endpoint is None:
+            places.append(str(getattr(exporter, "path", type(exporter).__name__)))
+            continue
+        shown = _without_credentials(endpoint)
+        reason = _unreachable(endpoint)
+        places.append(f"OTLP {shown}" + (f" (unreachable: {reason})" if reason else ""))
+        if reason:
+            problem = f"the OTLP endpoint {shown} is unreachable ({reason}): this run's spans will be lost"
+    return (", ".join(places) or "not exported (OTEL_TRACES_EXPORTER=none)"), problem
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     """Run an agent over an eval set, trace every turn, and score the cases."""
     from agenteval_otel.evaluation.agents import load_agent
@@ -128,16 +196,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     eval_set, config = _inputs(args)
     evaluator = Evaluator(load_agent(args.agent), config, concurrency=args.concurrency,
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
-    total = len(evaluator.selected(eval_set))
+    total = _selected_or_error(evaluator, eval_set, args)
     files = _report_files(args)
     with _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks):
         handle = configure(service_name="agenteval")
+        destinations, problem = _span_destinations(handle)
+        if problem:
+            _log.warning("%s", problem)
         try:
             report = run_sync(evaluator.aevaluate(eval_set, done=done, sinks=sinks), "aevaluate")
         finally:
-            handle.shutdown(timeout=10)
-    if handle.traces_file is not None and not args.quiet:
-        print(f"traces: {handle.traces_file}")
+            handle.shutdown(timeout=1 if problem else 10)
+    if not args.quiet:
+        print(f"traces: {destinations}")
     return _finish(report, args, files)
 
 
@@ -179,7 +250,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     config = config if config is not None else EvalConfig.default(include_judge=False)
     files = _report_files(args)
     with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks):
-        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks),
+        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks,
+                                           runs="all" if args.all_runs else "latest"),
                           "aevaluate_traces")
     return _finish(report, args, files)
 
@@ -231,6 +303,9 @@ def _build_parser() -> argparse.ArgumentParser:
     offline.add_argument("--lookback", type=_lookback, default="1h",
                          help="with --jaeger: how far back, e.g. 30m, 1h, 2d (1h)")
     offline.add_argument("--limit", type=int, default=1000, help="with --jaeger: at most this many traces")
+    offline.add_argument("--all-runs", action="store_true",
+                         help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
+                              "default: the latest run of each case, older ones set aside")
     _common_options(offline)
     offline.set_defaults(handler=_cmd_eval)
     return parser
@@ -240,6 +315,10 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
                              "(default: trajectory_match 0.8 + response_match 0.7)")
+    parser.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
+                        help="import a module or .py file whose @criterion functions the config "
+                             "names (repeatable); installed agenteval.criteria entry points load "
+                             "by themselves")
     parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
     parser.add_argument("--html", metavar="FILE", help="write the report as a self-contained HTML page")
@@ -260,10 +339,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="agenteval: %(levelname)s: %(message)s")
     handler: Command = args.handler
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
     except AgentEvalError as exc:
         print(f"agenteval: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # the reader went away (``agenteval ... | head``): stop quietly,
+        devnull = os.open(os.devnull, os.O_WRONLY)  # with 1 as rich's console does
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

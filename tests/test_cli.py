@@ -41,3 +41,91 @@ def test_a_jaeger_url_is_printed_without_its_credentials(capsys: pytest.CaptureF
         assert main(["eval", evalset, "--jaeger", url, "--service", "svc", "--quiet"]) == 2
         err = capsys.readouterr().err
         assert "admin:***@127.0.0.1:9" in err and "s3cret" not in err
+
+
+EXAMPLE_SET = REPO_ROOT / "examples" / "weather_agent.evalset.json"
+EXAMPLE_AGENT = f"{REPO_ROOT / 'examples' / 'weather_agent.py'}:weather_agent"
+
+
+def _agenteval(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "agenteval_otel.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+
+
+def test_tags_matching_nothing_list_the_tags_there_are(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--tags", "nope", "none"]) == 2
+    assert capsys.readouterr().err == (
+        f"agenteval: error: --tags nope none: no case has one of these tags; the tags in {EXAMPLE_SET} "
+        "are: multi-turn, smalltalk, units, weather\n")
+
+
+def test_an_eval_set_given_as_config_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(EXAMPLE_SET), "--traces", "x.jsonl", "--config", str(EXAMPLE_SET)]) == 2
+    assert f"{EXAMPLE_SET}: this is an eval set, not a config" in capsys.readouterr().err
+    config = REPO_ROOT / "examples" / "weather_agent.config.json"
+    assert main(["show", str(config)]) == 2
+    assert f"{config}: this is a config (criteria), not an eval set" in capsys.readouterr().err
+
+
+def test_a_json_syntax_error_shows_the_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"criteria": {"response_match": 0.7,}}')
+    assert main(["eval", str(EXAMPLE_SET), "--traces", "x.jsonl", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith('line 1, column 37: invalid JSON (Expecting property name enclosed in double quotes)\n'
+                        '    {"criteria": {"response_match": 0.7,}}\n'
+                        + " " * 40 + "^\n")
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agenteval_otel import EvalSetBuilder, evaluate
+    from agenteval_otel.tracing import OtlpJsonFileExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(tmp_path / "t.jsonl")))
+    builder = EvalSetBuilder("many")
+    for index in range(150):
+        builder.add_case(f"Question {index} about the weather?", "x")
+    evaluate(builder.build(), lambda query: "A long reply. " * 40, tracer_provider=provider)
+    provider.shutdown()
+    proc = subprocess.Popen([sys.executable, "-m", "agenteval_otel.cli", "trajectory", "t.jsonl",
+                             "--format", "json"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"[\n"  # like `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
+
+
+def test_criteria_of_ones_own_and_an_unreachable_otlp_endpoint(tmp_path: Path) -> None:
+    import socket
+
+    (tmp_path / "my_criteria.py").write_text(
+        "from agenteval_otel import criterion\n\n"
+        "@criterion('polite_reply', default_threshold=1.0)\n"
+        "def polite_reply(ctx):\n"
+        "    return 'rude' not in (ctx.actual.final_response or '')\n")
+    (tmp_path / "config.json").write_text('{"criteria": {"polite_reply": {}}}')
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = f"http://***@127.0.0.1:{port}"  # as shown: the credentials masked
+    proc = _agenteval("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--config", "config.json",
+                      "--criteria-module", "my_criteria.py", cwd=tmp_path,
+                      env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://user:s3cret@127.0.0.1:{port}"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "polite_reply" in proc.stdout and "4/4 passed" in proc.stdout
+    assert f"the OTLP endpoint {endpoint} is unreachable" in proc.stderr
+    assert f"traces: OTLP {endpoint} (unreachable: " in proc.stdout
+    assert "s3cret" not in proc.stdout + proc.stderr
+    without = _agenteval("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--config", "config.json",
+                         cwd=tmp_path)
+    assert without.returncode == 2 and "unknown criterion 'polite_reply'" in without.stderr

@@ -266,8 +266,8 @@ def eval_set_data(data: Any, path: Path) -> Any:
             )
         if "criteria" in data:
             raise EvalSetLoadError(
-                f"{path}: this is a criteria file (test_config.json), not an eval set; load it "
-                "with EvalConfig.load"
+                f"{path}: this is a config (criteria), not an eval set; give it as the config "
+                "(--config, EvalConfig.load)"
             )
         raise EvalSetLoadError(
             f"{path}: eval_cases: field missing; expected a JSON object with 'eval_cases' "

@@ -32,7 +32,12 @@ ExpectedTools = Sequence[ToolCall | str]
 
 
 class EvalSetBuilder:
-    """Collects eval cases and builds an :class:`EvalSet` (its id a generated UUID)."""
+    """Collects eval cases and builds an :class:`EvalSet` (its id a generated UUID).
+
+    A case added without ``case_id`` is named by its position: ``case_001``, ``case_002``, ...
+    (the next free number if that id is taken), so ids stay readable and the same from one
+    build to the next; they name console rows, report entries and pytest test ids.
+    """
 
     def __init__(self, name: str = "", *, eval_set_id: str | None = None, description: str = ""):
         self.name = name
@@ -40,6 +45,14 @@ class EvalSetBuilder:
         self.description = description
         self.metadata: dict[str, Any] = {}
         self._cases: list[EvalCase] = []
+
+    def _next_id(self) -> str:
+        """``case_NNN`` for the next position, or the first free number after it."""
+        taken = {case.eval_id for case in self._cases}
+        number = len(self._cases) + 1
+        while f"case_{number:03d}" in taken:
+            number += 1
+        return f"case_{number:03d}"
 
     def _append(self, case: EvalCase) -> Self:
         if any(existing.eval_id == case.eval_id for existing in self._cases):
@@ -71,7 +84,7 @@ class EvalSetBuilder:
                 expected_response=expected,
                 expected_tools=expected_tools,
                 expected_node_order=expected_node_order,
-                eval_id=case_id,
+                eval_id=case_id or self._next_id(),
                 name=name,
                 description=description,
                 tags=tags,
@@ -120,7 +133,7 @@ class EvalSetBuilder:
                 conversation=conversation,
                 expected_tools=expected_tools,
                 expected_node_order=expected_node_order,
-                eval_id=case_id,
+                eval_id=case_id or self._next_id(),
                 name=name,
                 description=description,
                 tags=tags,
@@ -162,27 +175,32 @@ class EvalSetBuilder:
     @classmethod
     def from_conversations(
         cls,
-        conversations: Iterable[Mapping[str, Any] | Sequence[Mapping[str, Any]]],
+        conversations: Iterable[Mapping[str, Any] | Sequence[Mapping[str, Any] | ConversationTurn]],
         name: str = "",
     ) -> EvalSet:
         """An eval set from conversations: a ``{"user": ..., "assistant": ...}`` dict is one
-        single-turn case, a list of such dicts one multi-turn case. A dict may add
+        single-turn case; a list of such dicts, or of ``(user, expected reply)`` pairs as
+        :meth:`add_multi_turn` takes, one case of that many turns. A dict may add
         ``"expected_tools"`` and ``"id"``."""
         builder = cls(name)
         for index, conv in enumerate(conversations):
             turns = [conv] if isinstance(conv, Mapping) else list(conv)
             pairs: list[ConversationTurn] = []
             tools: list[ToolCall | str] = []
+            case_id = conv.get("id") if isinstance(conv, Mapping) else None
             for turn_index, turn in enumerate(turns):
+                where = f"conversations[{index}]" + ("" if isinstance(conv, Mapping) else f"[{turn_index}]")
+                if isinstance(turn, (tuple, list)) and len(turn) == 2:
+                    pairs.append((turn[0], turn[1]))
+                    continue
                 if not isinstance(turn, Mapping) or "user" not in turn:
-                    raise ValueError(
-                        f"conversations[{index}]"
-                        + ("" if isinstance(conv, Mapping) else f"[{turn_index}]")
-                        + f": expected a dict with 'user' and 'assistant', got {turn!r}"
-                    )
+                    raise ValueError(f"{where}: expected a dict with 'user' and 'assistant' or a "
+                                     f"(user, expected reply) pair, got {turn!r}")
                 pairs.append((turn["user"], turn.get("assistant")))
                 tools.extend(turn.get("expected_tools") or [])
-            case_id = conv.get("id") if isinstance(conv, Mapping) else None
+                case_id = case_id or turn.get("id")
+            if not pairs:
+                raise ValueError(f"conversations[{index}]: an empty conversation")
             if len(pairs) == 1:
                 builder.add_case(query=pairs[0][0], expected=pairs[0][1], expected_tools=tools,
                                  case_id=case_id)

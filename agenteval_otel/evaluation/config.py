@@ -161,6 +161,13 @@ def _adk_rubric(rubric: Any) -> Any:
     return rubric
 
 
+def _looks_like_an_eval_set(data: Any) -> bool:
+    """Eval-set JSON (ours, ADK's camelCase or legacy list form) rather than a config."""
+    if isinstance(data, dict):
+        return "criteria" not in data and bool({"eval_cases", "evalCases", "eval_set_id", "evalSetId"} & set(data))
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "query" in data[0]
+
+
 class EvalConfig(BaseModel):
     """Which criteria to apply: a dict from criterion name (or alias) to its settings.
 
@@ -229,6 +236,11 @@ class EvalConfig(BaseModel):
         """
         file = Path(path)
         data = read_json(file, ConfigError)
+        if _looks_like_an_eval_set(data):
+            raise ConfigError(
+                f"{file}: this is an eval set, not a config; give it as the eval set and a file "
+                "with 'criteria' as the config (--config)"
+            )
         if not isinstance(data, dict):
             raise ConfigError(
                 f"{file}: expected a JSON object with 'criteria', got {type(data).__name__}"

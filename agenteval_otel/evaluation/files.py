@@ -34,8 +34,25 @@ def read_json(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError) 
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(
-            f"{file}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})"
+            f"{file}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})\n"
+            f"{_pointed_at(text, exc.lineno, exc.colno)}"
         ) from None
+
+
+_SNIPPET = 72
+
+
+def _pointed_at(text: str, lineno: int, colno: int) -> str:
+    """The offending line (a window of it around the column, if long) and a caret under the
+    column, both indented."""
+    lines = text.splitlines() or [""]
+    line = lines[min(lineno, len(lines)) - 1].replace("\t", " ")
+    column = colno - 1
+    start = max(0, min(column - _SNIPPET // 2, len(line) - _SNIPPET))
+    snippet = line[start:start + _SNIPPET]
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if start + _SNIPPET < len(line) else ""
+    return f"    {prefix}{snippet}{suffix}\n    {' ' * (len(prefix) + column - start)}^"
 
 
 def write_json(path: str | Path, data: Any) -> Path:
@@ -68,11 +85,20 @@ def _described(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _own_words(error: Any) -> str:
+    """The message of one pydantic error, without the prefix pydantic puts before the words of
+    a validator (``Value error, unknown criterion ...`` -> ``unknown criterion ...``)."""
+    raised = (error.get("ctx") or {}).get("error")
+    if error["type"] in {"value_error", "assertion_error"} and raised is not None:
+        return str(raised)
+    return str(error["msg"])
+
+
 def validation_message(source: str | Path, exc: ValidationError) -> str:
     """One readable message for a pydantic ``ValidationError`` from the file ``source``."""
     by_path: dict[str, list[str]] = {}
     for err in exc.errors(include_url=False):
-        expected = err["msg"]
+        expected = _own_words(err)
         if err["type"] not in {"missing", "value_error", "extra_forbidden"}:
             expected += f" (got {_described(err.get('input'))})"
         if err["type"] == "extra_forbidden":

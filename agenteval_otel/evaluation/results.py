@@ -127,6 +127,11 @@ class EvalCaseResult(BaseModel):
     passed: bool
     criterion_results: list[CriterionResult] = Field(default_factory=list)
     error: str | None = None
+    """Why the case could not be run or matched (for an agent that raised: type, message and
+    the frame that raised)."""
+    error_type: str | None = None
+    traceback: str | None = None
+    """The traceback of the agent's exception, innermost frames, redacted like every text."""
     duration_seconds: float = 0.0
     actual_trajectory: list[TrajectoryStep] = Field(default_factory=list)
     actual_response: str | None = None
@@ -138,7 +143,10 @@ class EvalCaseResult(BaseModel):
     invocation_results: list[InvocationResult] = Field(default_factory=list)
     metrics: dict[str, float] = Field(default_factory=dict)
     run_results: list[EvalCaseResult] = Field(default_factory=list)
-    """With repeated runs (``num_runs > 1``): each run's own result."""
+    """With repeated runs (``num_runs > 1``, or every recorded run scored offline): each run's
+    own result."""
+    set_aside_runs: int = 0
+    """Offline: older runs of this case found in the traces and not scored (the latest was)."""
 
     @property
     def errored(self) -> bool:
@@ -211,6 +219,8 @@ class EvalSummary(BaseModel):
     pass_rate: float
     avg_score: float
     criterion_stats: dict[str, CriterionStats] = Field(default_factory=dict)
+    set_aside_runs: int = 0
+    """Offline: older runs found in the traces and not scored, over all cases."""
 
     @classmethod
     def from_results(cls, results: Sequence[EvalCaseResult]) -> EvalSummary:
@@ -232,6 +242,7 @@ class EvalSummary(BaseModel):
             criterion_stats={
                 name: CriterionStats.from_results(rs) for name, rs in by_criterion.items()
             },
+            set_aside_runs=sum(r.set_aside_runs for r in results),
         )
 
 

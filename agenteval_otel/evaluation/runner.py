@@ -22,6 +22,7 @@ from opentelemetry.trace import TracerProvider
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig
+from agenteval_otel.evaluation.failures import AgentFailure
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.evaluation.scoring import (
@@ -111,10 +112,11 @@ class Evaluator:
             turns = await asyncio.wait_for(self._converse(case, eval_set_id), self.timeout_s)
         except asyncio.TimeoutError:
             return error_result(case, f"timed out after {self.timeout_s:g} s",
-                                time.perf_counter() - started)
+                                time.perf_counter() - started, error_type="TimeoutError")
         except Exception as exc:
-            return error_result(case, f"the agent raised {type(exc).__name__}: {exc}",
-                                time.perf_counter() - started)
+            failure = AgentFailure.of(exc)
+            return error_result(case, f"the agent raised {failure.message}", time.perf_counter() - started,
+                                error_type=failure.error_type, traceback=failure.traceback)
         return await scorer.score_case(case, turns, duration_seconds=time.perf_counter() - started)
 
     async def aevaluate(

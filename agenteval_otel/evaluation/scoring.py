@@ -186,10 +186,18 @@ class Scorer:
         )
 
 
-def error_result(case: EvalCase, error: str, duration_seconds: float = 0.0) -> EvalCaseResult:
+def error_result(
+    case: EvalCase,
+    error: str,
+    duration_seconds: float = 0.0,
+    *,
+    error_type: str | None = None,
+    traceback: str | None = None,
+) -> EvalCaseResult:
     """A case that could not be run or matched: errored, nothing scored."""
     return EvalCaseResult(eval_id=case.eval_id, name=case.name or None, passed=False,
-                          error=error, duration_seconds=duration_seconds)
+                          error=error, error_type=error_type, traceback=traceback,
+                          duration_seconds=duration_seconds)
 
 
 def _pass_at(n: int, c: int, k: int) -> float:
@@ -238,12 +246,15 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
         metrics[key] = statistics.fmean(r.metrics.get(key, 0.0) for r in runs)
     metrics.update({"runs": float(n), "passed_runs": float(c), "pass@1": c / n,
                     "pass@k": _pass_at(n, c, n), "pass^k": _pass_all(n, c, n)})
-    run_errors = [r.error for r in runs if r.error]
-    first = runs[0]
-    return first.model_copy(update={
+    errored_runs = [r for r in runs if r.error]
+    first_error = errored_runs[0] if errored_runs else None
+    return runs[0].model_copy(update={
         "passed": c == n,
         "criterion_results": criterion_results,
-        "error": f"{len(run_errors)}/{n} run(s) errored: {run_errors[0]}" if run_errors else None,
+        "error": (f"{len(errored_runs)}/{n} run(s) errored: {first_error.error}"
+                  if first_error is not None else None),
+        "error_type": first_error.error_type if first_error is not None else None,
+        "traceback": first_error.traceback if first_error is not None else None,
         "duration_seconds": sum(r.duration_seconds for r in runs),
         "metrics": metrics,
         "run_results": list(runs),

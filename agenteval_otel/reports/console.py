@@ -14,7 +14,8 @@ from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.reports.diff import tool_call_rows
 
 __all__ = [
-    "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "summary_line",
+    "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "runs_table",
+    "summary_line",
 ]
 
 _PREVIEW = 60
@@ -33,10 +34,10 @@ def eval_set_table(eval_set: EvalSet) -> Table:
     title = eval_set.name or eval_set.eval_set_id
     table = Table(title=f"{title} — {len(eval_set.eval_cases)} case(s)", show_lines=False)
     table.add_column("case", style="bold", overflow="fold")
-    table.add_column("turns", justify="right")
-    table.add_column("first user message")
-    table.add_column("expected tools")
-    table.add_column("expected response")
+    table.add_column("turns", justify="right", no_wrap=True)
+    table.add_column("first user message", overflow="fold")
+    table.add_column("expected tools", overflow="fold")
+    table.add_column("expected response", overflow="fold")
     for case in eval_set.eval_cases:
         if case.conversation:
             first = case.conversation[0].user_content.get_text()
@@ -58,47 +59,103 @@ def eval_set_table(eval_set: EvalSet) -> Table:
 _STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "yellow"}
 
 
-def results_table(report: EvalReport) -> Table:
-    """One row per case: status, each criterion's score against its threshold, and why."""
+def _score_cell(case: EvalCaseResult, name: str) -> str:
+    result = next((r for r in case.criterion_results if r.criterion == name), None)
+    if result is None:
+        return "—"
+    if result.error:
+        return "[yellow]error[/]"
+    mark = "[green]✓[/]" if result.passed else "[red]✗[/]"
+    return f"{result.score:.2f} {mark}"
+
+
+def _why(case: EvalCaseResult) -> str:
+    problems = case.problems()
+    return _preview("; ".join(p.split(": ", 1)[1] for p in problems), _WHY) if problems else ""
+
+
+_MIN_CASE, _MIN_WHY, _STATUS, _CELL_PADDING = 16, 12, 7, 3
+
+
+def _fits_a_column_per_criterion(names: list[str], width: int | None) -> bool:
+    """Whether a column per criterion leaves the case and why columns room at ``width``."""
+    if width is None:
+        return True
+    needed = sum(max(len(name), len("1.00 ✓")) + _CELL_PADDING for name in names)
+    return needed + _MIN_CASE + _MIN_WHY + _STATUS + 3 * _CELL_PADDING + 1 <= width
+
+
+def results_table(report: EvalReport, width: int | None = None) -> Table:
+    """One row per case: status, each criterion's score against its threshold, and why.
+
+    A column per criterion when they fit in ``width`` characters (``None``: always), else one
+    ``scores`` column listing each criterion on a line of its own, so nothing is cut short.
+    """
     names = list(dict.fromkeys(r.criterion for case in report.results for r in case.criterion_results))
+    wide = _fits_a_column_per_criterion(names, width)
     table = Table(title=f"{report.eval_set_name or report.eval_set_id} — results")
-    table.add_column("case", style="bold", overflow="fold")
-    table.add_column("status")
-    for name in names:
-        table.add_column(name, justify="right")
-    table.add_column("why", overflow="fold")
-    for case in report.results:
-        by_name = {r.criterion: r for r in case.criterion_results}
-        cells = []
+    table.add_column("case", style="bold", overflow="fold", min_width=_MIN_CASE)
+    table.add_column("status", no_wrap=True, min_width=_STATUS)
+    if wide:
         for name in names:
-            result = by_name.get(name)
-            if result is None:
-                cells.append("—")
-            elif result.error:
-                cells.append("[yellow]error[/]")
-            else:
-                mark = "[green]✓[/]" if result.passed else "[red]✗[/]"
-                cells.append(f"{result.score:.2f} {mark}")
-        problems = case.problems()
-        why = _preview("; ".join(p.split(": ", 1)[1] for p in problems), _WHY) if problems else ""
-        table.add_row(case.name or case.eval_id,
-                      f"[{_STATUS_STYLE[case.status]}]{case.status}[/]", *cells, why)
+            table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+    else:
+        longest = max((len(name) for name in names), default=0)
+        table.add_column("scores", no_wrap=True, min_width=longest + len(" 1.00 ✓"))
+    table.add_column("why", overflow="fold", min_width=_MIN_WHY)
+    for case in report.results:
+        status = f"[{_STATUS_STYLE[case.status]}]{case.status}[/]"
+        if wide:
+            cells = [_score_cell(case, name) for name in names]
+        else:
+            lines = [f"{name.ljust(longest)} {_score_cell(case, name)}" for name in names
+                     if any(r.criterion == name for r in case.criterion_results)]
+            cells = ["\n".join(lines) or "—"]
+        table.add_row(case.name or case.eval_id, status, *cells, _why(case))
+    return table
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def runs_table(report: EvalReport) -> Table | None:
+    """For cases run more than once: runs, passed runs, pass@1, pass@k and pass^k (k = runs);
+    ``None`` when every case ran once."""
+    repeated = [case for case in report.results if case.metrics.get("runs", 1.0) > 1]
+    if not repeated:
+        return None
+    table = Table(title="repeated runs")
+    table.add_column("case", style="bold", overflow="fold", min_width=_MIN_CASE)
+    for column in ("runs", "passed", "pass@1", "pass@k", "pass^k"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for case in repeated:
+        metrics = case.metrics
+        table.add_row(case.name or case.eval_id, f"{metrics['runs']:g}",
+                      f"{metrics.get('passed_runs', 0.0):g}", _percent(metrics.get("pass@1")),
+                      _percent(metrics.get("pass@k")), _percent(metrics.get("pass^k")))
     return table
 
 
 def summary_line(report: EvalReport) -> str:
-    """``3/4 passed, 1 failed, 0 errored · mean score 0.91 · 1.2 s``."""
+    """``3/4 passed, 1 failed, 0 errored · mean score 0.91 · 1.2 s``, and how many older runs
+    found in the traces were set aside, if any."""
     s = report.summary
-    return (f"{s.passed_cases}/{s.total_cases} passed, {s.failed_cases} failed, "
+    line = (f"{s.passed_cases}/{s.total_cases} passed, {s.failed_cases} failed, "
             f"{s.error_cases} errored · mean score {s.avg_score:.2f} · "
             f"{report.duration_seconds:.1f} s")
+    if s.set_aside_runs:
+        line += (f" · {s.set_aside_runs} older run(s) set aside: the latest run of each case "
+                 "was scored (--all-runs scores every run)")
+    return line
 
 
 def criteria_table(report: EvalReport) -> Table:
     """Per criterion: cases scored, passed, errors, mean / min / max score and pass rate."""
     table = Table(title="criteria")
-    for column in ("criterion", "cases", "passed", "errors", "mean", "min", "max", "pass rate"):
-        table.add_column(column, justify="left" if column == "criterion" else "right")
+    table.add_column("criterion", overflow="fold")
+    for column in ("cases", "passed", "errors", "mean", "min", "max", "pass rate"):
+        table.add_column(column, justify="right", no_wrap=True)
     for name, stats in report.summary.criterion_stats.items():
         table.add_row(name, str(stats.count), str(stats.passed), str(stats.errors),
                       f"{stats.mean:.2f}", f"{stats.min:.2f}", f"{stats.max:.2f}",
@@ -147,7 +204,10 @@ def print_report(report: EvalReport, console: Console | None = None) -> None:
     plain line per failure (easy to find in a CI log), and a summary line."""
     console = console or Console()
     console.print(criteria_table(report))
-    console.print(results_table(report))
+    console.print(results_table(report, width=console.width))
+    runs = runs_table(report)
+    if runs is not None:
+        console.print(runs)
     for case in report.results:
         if case.status != "passed":
             console.print(case_diff(case))

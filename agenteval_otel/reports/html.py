@@ -246,7 +246,9 @@ def _case(index: int, case: EvalCaseResult) -> str:
              f'<h3 class="case-title">{_badge(case.status)} {_e(_case_label(case))}{eval_id}</h3>'
              f"{score}</summary><div class=\"case-body\">"]
     if case.error:
-        parts.append(f'<div class="case-error"><strong>Error</strong><pre>{_e(case.error)}</pre></div>')
+        trace = (f'<details class="traceback"><summary>Traceback</summary><pre>{_e(case.traceback)}</pre>'
+                 "</details>" if case.traceback else "")
+        parts.append(f'<div class="case-error"><strong>Error</strong><pre>{_e(case.error)}</pre>{trace}</div>')
     if case.criterion_results:
         parts.append(_criteria_table(case.criterion_results))
     parts.append(_metrics(case))

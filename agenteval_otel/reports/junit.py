@@ -42,7 +42,8 @@ def _testcase(suite: ET.Element, report: EvalReport, case: EvalCaseResult) -> No
     for key, value in case.metrics.items():
         _element(properties, "property", {"name": f"metric.{key}", "value": f"{value:g}"})
     if case.error:
-        _element(element, "error", {"type": "case", "message": case.error}, case.error)
+        _element(element, "error", {"type": case.error_type or "case", "message": case.error},
+                 f"{case.error}\n\n{case.traceback}" if case.traceback else case.error)
     for result in case.criterion_results:
         if result.error:
             _element(element, "error", {"type": result.criterion, "message": result.error},

@@ -130,3 +130,36 @@ def test_build_returns_independent_copies() -> None:
     first = builder.build()
     first.eval_cases[0].tags.append("changed")
     assert builder.build().eval_cases[0].tags == []
+
+
+def test_cases_without_an_id_are_numbered_by_position() -> None:
+    eval_set = (EvalSetBuilder("n").add_case(query="a").add_case(query="b", case_id="case_003")
+                .add_case(query="c").add_tool_test(query="d", tool_name="t")
+                .add_multi_turn([("e", "f"), ("g", "h")]).build())
+    assert [c.eval_id for c in eval_set.eval_cases] == [
+        "case_001", "case_003", "case_004", "case_005", "case_006"]
+    again = EvalSetBuilder.quick(("a", "b"), ("c", "d"))
+    assert [c.eval_id for c in again.eval_cases] == ["case_001", "case_002"]
+    assert [c.eval_id for c in EvalSetBuilder.quick(("a", "b"), ("c", "d")).eval_cases] == ["case_001", "case_002"]
+
+
+def test_added_cases_continue_the_numbering_of_a_loaded_set(tmp_path: Path) -> None:
+    path = EvalSetBuilder("f").add_case(query="a").add_case(query="b").save(tmp_path / "f.json")
+    builder = EvalSetBuilder.from_file(tmp_path / "f.json").add_case(query="c")
+    assert [c.eval_id for c in builder.build().eval_cases] == ["case_001", "case_002", "case_003"]
+    assert path.eval_cases[0].eval_id == "case_001"
+
+
+def test_from_conversations_takes_the_pairs_add_multi_turn_takes() -> None:
+    eval_set = EvalSetBuilder.from_conversations([
+        [("Hello", "Hi!"), ("Weather in Paris?", "Sunny.")],
+        [("Bye", "Goodbye!")],
+        [{"user": "a", "assistant": "b", "id": "mixed"}, ("c", "d")],
+    ])
+    first, second, mixed = eval_set.eval_cases
+    assert [(i.user_content.get_text(), i.expected_final_response.get_text() if i.expected_final_response
+             else None) for i in first.conversation] == [("Hello", "Hi!"), ("Weather in Paris?", "Sunny.")]
+    assert (second.eval_id, second.expected_response) == ("case_002", "Goodbye!")
+    assert mixed.eval_id == "mixed" and len(mixed.conversation) == 2
+    with pytest.raises(ValueError, match=r"conversations\[0\]\[1\]: expected a dict .* or a \(user, expected reply\) pair"):
+        EvalSetBuilder.from_conversations([[("a", "b"), ("only one",)]])

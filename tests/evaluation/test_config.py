@@ -129,8 +129,21 @@ def test_bad_config_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"criteria\.trajectory_match\.threshold"):
         EvalConfig.load(bad)
     bad.write_text('{"criteria": {"nope": 1}}')
-    with pytest.raises(ConfigError, match=f"{bad}: criteria: .*unknown criterion 'nope'"):
+    with pytest.raises(ConfigError) as raised:
         EvalConfig.load(bad)
+    assert str(raised.value).startswith(f"{bad}: criteria: unknown criterion 'nope'; expected one of: ")
     bad.write_text("[1]")
     with pytest.raises(ConfigError, match="expected a JSON object with 'criteria'"):
         EvalConfig.load(bad)
+
+
+def test_an_eval_set_given_as_config_is_named(tmp_path: Path) -> None:
+    from agenteval_otel import EvalSetBuilder
+
+    for form in (EvalSetBuilder("s").add_case("q", "a").save(tmp_path / "ours.json").model_dump(mode="json"),
+                 {"evalSetId": "s", "evalCases": []},
+                 [{"query": "q", "expected_tool_use": [], "reference": "a"}]):
+        path = tmp_path / "given.json"
+        path.write_text(json.dumps(form))
+        with pytest.raises(ConfigError, match=f"^{path}: this is an eval set, not a config"):
+            EvalConfig.load(path)

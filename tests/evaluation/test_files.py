@@ -236,8 +236,21 @@ def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
     path = _write(tmp_path, '{\n  "eval_set_id": "x",\n  "eval_cases": [\n    {"eval_id": }\n  ]\n}')
     with pytest.raises(EvalSetLoadError) as err:
         EvalSet.load(path)
-    assert str(err.value).startswith(f"{path}: line 4, column")
-    assert "invalid JSON" in str(err.value)
+    assert str(err.value) == (f"{path}: line 4, column 17: invalid JSON (Expecting value)\n"
+                              '        {"eval_id": }\n'
+                              + " " * 20 + "^")
+
+
+def test_invalid_json_on_a_long_line_shows_the_text_around_the_column(tmp_path: Path) -> None:
+    cases = ", ".join(f'{{"eval_id": "c{i}", "conversation": []}}' for i in range(40))
+    path = _write(tmp_path, f'{{"eval_set_id": "s", "eval_cases": [{cases},, ]}}')
+    with pytest.raises(EvalSetLoadError) as err:
+        EvalSet.load(path)
+    head, snippet, caret = str(err.value).splitlines()
+    assert head.startswith(f"{path}: line 1, column ") and "invalid JSON" in head
+    assert snippet.startswith("    ...") and len(snippet) <= 4 + 3 + 72 + 3
+    assert snippet[caret.index("^")] == ","  # the caret points at the second comma
+    assert snippet[caret.index("^") - 1] == ","
 
 
 def test_wrong_type_names_json_path(tmp_path: Path) -> None:
@@ -285,8 +298,17 @@ def test_not_an_eval_set(tmp_path: Path) -> None:
 
 
 def test_criteria_file_given_as_eval_set(shared_data: Path) -> None:
-    with pytest.raises(EvalSetLoadError, match="criteria file.*EvalConfig.load"):
+    with pytest.raises(EvalSetLoadError, match="this is a config .*, not an eval set.*--config"):
         EvalSet.load(shared_data / "evalsets" / "adk-python__hello_world_agent__test_config.json")
+
+
+def test_validator_messages_carry_no_pydantic_prefix(tmp_path: Path) -> None:
+    case = {"eval_id": "same", "conversation": [{"user_content": "q"}]}
+    path = _write(tmp_path, json.dumps({"eval_set_id": "s", "eval_cases": [case, case]}))
+    with pytest.raises(EvalSetLoadError) as err:
+        EvalSet.load(path)
+    assert str(err.value).startswith(f"{path}: (top level): eval_cases[1].eval_id: duplicate eval_id 'same'")
+    assert "Value error" not in str(err.value)
 
 
 def test_load_error_is_a_value_error(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_matching_order_eval_id_then_thread_then_first_message() -> None:
         EvalCase.single_turn("other", eval_id="by-thread", session_input=SessionInput(thread_id="thread-7")),
         EvalCase.single_turn("x", eval_id="by-id"),
     ]
-    matched = {case.eval_id: turns for case, turns in iter_matches(cases, [tagged, threaded, plain])}
+    matched = {case.eval_id: runs[0] for case, runs, _ in iter_matches(cases, [tagged, threaded, plain])}
     assert {k: [t.trace_ids[0] for t in v] for k, v in matched.items()} == {
         "by-id": ["a"], "by-thread": ["b"], "by-first-message": ["c"]}
 
@@ -113,6 +113,88 @@ def test_fewer_turns_than_expected_errors_the_case() -> None:
     report = evaluate_traces(EvalSet(eval_set_id="s", eval_cases=[case]), [only])
     assert report.results[0].status == "errored"
     assert "1 of 2 turn(s) missing" in (report.results[0].error or "")
+
+
+# --- several runs of a case in one trace file --------------------------------------------------
+
+def _weather_runs(path: Path, *replies: str) -> EvalSet:
+    """Run an agent over one case once per reply, every run appended to the trace file ``path``
+    as ``agenteval run`` does; the eval set expects the first reply."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agenteval_otel import EvalSetBuilder
+    from agenteval_otel.evaluation.runner import evaluate
+    from agenteval_otel.tracing import OtlpJsonFileExporter
+
+    eval_set = (EvalSetBuilder("weather", eval_set_id="weather")
+                .add_case(query="Weather in Paris?", expected=replies[0], case_id="paris").build())
+    for reply in replies:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(path)))
+        evaluate(eval_set, lambda query, reply=reply: reply, tracer_provider=provider)
+        provider.shutdown()
+    return eval_set
+
+
+def test_the_latest_run_is_scored_and_older_ones_are_set_aside(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    traces = tmp_path / "agenteval-traces.jsonl"
+    eval_set = _weather_runs(traces, "Sunny in Paris.", "I cannot help with that.")
+    report = evaluate_traces(eval_set, traces)
+    (result,) = report.results
+    assert result.status == "failed"
+    assert result.actual_response == "I cannot help with that."
+    assert result.set_aside_runs == 1 and report.summary.set_aside_runs == 1
+    assert "set 1 older run(s) aside" in caplog.text
+
+
+def test_newest_first_sources_still_score_the_latest_run() -> None:
+    old = Trajectory(eval_id="c", user_input="q", final_response="good", trace_ids=["old"], start_ns=10)
+    new = Trajectory(eval_id="c", user_input="q", final_response="bad", trace_ids=["new"], start_ns=20)
+    case = EvalCase.single_turn("q", "good", eval_id="c")
+    (match,) = iter_matches([case], [new, old])
+    assert [[t.trace_ids[0] for t in run] for run in match.runs] == [["new"]] and match.set_aside == 1
+
+
+def test_all_runs_are_scored_as_repeated_runs(tmp_path: Path) -> None:
+    traces = tmp_path / "agenteval-traces.jsonl"
+    eval_set = _weather_runs(traces, "Sunny in Paris.", "I cannot help with that.")
+    report = evaluate_traces(eval_set, traces, runs="all")
+    (result,) = report.results
+    assert [run.actual_response for run in result.run_results] == [
+        "Sunny in Paris.", "I cannot help with that."]
+    assert (result.metrics["runs"], result.metrics["passed_runs"]) == (2, 1)
+    assert (result.metrics["pass@1"], result.metrics["pass@k"], result.metrics["pass^k"]) == (0.5, 1.0, 0.0)
+    assert result.status == "failed" and result.set_aside_runs == 0
+    with pytest.raises(ValueError, match="'latest' or 'all'"):
+        evaluate_traces(eval_set, traces, runs="oldest")  # type: ignore[arg-type]
+
+
+def test_multi_turn_runs_sharing_a_thread_are_split_and_the_latest_kept() -> None:
+    case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat",
+                               session_input=SessionInput(thread_id="t"))
+    turns = [Trajectory(conversation_id="t", user_input=text, final_response=reply,
+                        trace_ids=[f"{run}{i}"], start_ns=start)
+             for run, base in (("a", 0), ("b", 100))
+             for i, (text, reply, start) in enumerate(
+                 (("Hi", "Hello", base + 1), ("Weather?", "Sunny" if run == "a" else "Rain", base + 2)))]
+    (match,) = iter_matches([case], turns)
+    assert [[t.trace_ids[0] for t in run] for run in match.runs] == [["b0", "b1"]]
+    assert match.set_aside == 1
+    (every,) = iter_matches([case], turns, keep="all")
+    assert [[t.trace_ids[0] for t in run] for run in every.runs] == [["a0", "a1"], ["b0", "b1"]]
+
+
+def test_multi_turn_conversations_keep_the_latest() -> None:
+    case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat")
+    turns = [Trajectory(eval_id="chat", conversation_id=f"chat-{run}", user_input=text,
+                        trace_ids=[f"{run}{i}"], start_ns=base + i)
+             for run, base in (("b", 100), ("a", 0))  # newest first, as Jaeger answers
+             for i, text in reversed(list(enumerate(("Hi", "Weather?"))))]
+    (match,) = iter_matches([case], turns)
+    assert [[t.trace_ids[0] for t in run] for run in match.runs] == [["b0", "b1"]]
+    assert match.set_aside == 1
 
 
 # --- the command line --------------------------------------------------------------------------
@@ -158,3 +240,61 @@ def test_gc_thresholds_are_restored_after_a_run(shared_data: Path) -> None:
     folder = shared_data / "traces" / "generated" / "openinference"
     evaluate_traces(ground_truth_eval_set(folder), _traces(folder))
     assert gc.get_threshold() == before
+
+
+def test_cli_eval_scores_the_latest_run_or_all_of_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    traces = tmp_path / "agenteval-traces.jsonl"
+    evalset = _weather_runs(traces, "Sunny in Paris.", "I cannot help with that.").save(tmp_path / "w.json")
+    assert main(["eval", str(evalset), "--traces", str(traces), "--report", "latest.json"]) == 1
+    out = capsys.readouterr().out
+    assert "0/1 passed, 1 failed" in out and "1 older run(s) set aside" in out
+    assert "set 1 older run(s) aside" in caplog.text
+    assert json.loads((tmp_path / "latest.json").read_text())["results"][0]["set_aside_runs"] == 1
+
+    assert main(["eval", str(evalset), "--traces", str(traces), "--all-runs",
+                 "--run-file", "all.jsonl"]) == 1
+    out = capsys.readouterr().out
+    assert "repeated runs" in out and "set aside" not in out
+    runs = out[out.index("repeated runs"):]
+    row = next(line for line in runs.splitlines() if line.startswith("│ paris"))
+    assert [cell.strip() for cell in row.split("│")[1:-1]] == ["paris", "2", "1", "50%", "100%", "0%"]
+
+
+def test_cli_eval_with_a_criteria_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    traces = tmp_path / "agenteval-traces.jsonl"
+    evalset = _weather_runs(traces, "Sunny in Paris.").save(tmp_path / "w.json")
+    (tmp_path / "offline_criteria.py").write_text(
+        "from agenteval_otel import criterion\n\n"
+        "@criterion('mentions_paris_offline')\n"
+        "def mentions_paris(ctx):\n"
+        "    return 'Paris' in (ctx.actual.final_response or '')\n")
+    (tmp_path / "config.json").write_text('{"criteria": {"mentions_paris_offline": {}}}')
+    assert main(["eval", str(evalset), "--traces", str(traces), "--config", "config.json",
+                 "--criteria-module", "offline_criteria.py"]) == 0
+    assert "mentions_paris_offline" in capsys.readouterr().out
+
+
+def test_multi_turn_turns_without_a_conversation_id_form_one_run_per_repeat() -> None:
+    case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat")
+    turns = [Trajectory(eval_id="chat", user_input=text, trace_ids=[f"{run}{i}"], start_ns=base + i)
+             for run, base in (("a", 0), ("b", 100)) for i, text in enumerate(("Hi", "Weather?"))]
+    (match,) = iter_matches([case], turns)
+    assert [[t.trace_ids[0] for t in run] for run in match.runs] == [["b0", "b1"]] and match.set_aside == 1
+    (every,) = iter_matches([case], turns, keep="all")
+    assert [[t.trace_ids[0] for t in run] for run in every.runs] == [["a0", "a1"], ["b0", "b1"]]
+
+
+def test_cases_sharing_a_first_message_share_its_runs_in_turn() -> None:
+    cases = [EvalCase.single_turn("Same question", "x", eval_id="first"),
+             EvalCase.single_turn("Same question", "y", eval_id="second")]
+    runs = [Trajectory(user_input="same question", trace_ids=[f"r{i}"], start_ns=i) for i in range(1, 5)]
+    kept = {m.case.eval_id: ([t.trace_ids[0] for run in m.runs for t in run], m.set_aside)
+            for m in iter_matches(cases, runs)}
+    assert kept == {"first": (["r3"], 1), "second": (["r4"], 1)}

@@ -146,13 +146,70 @@ def test_failures_are_data_and_other_cases_still_score(exported: InMemorySpanExp
     report = evaluate(eval_set, moody, config)
     statuses = {r.eval_id: r for r in report.results}
     exploded, ok, broken = report.results
-    assert exploded.status == "errored" and exploded.error == "the agent raised ValueError: no weather today"
+    assert exploded.status == "errored"
+    assert exploded.error is not None
+    assert exploded.error.startswith("the agent raised ValueError: no weather today (raised at ")
     assert ok.status == "passed"
     assert broken.status == "errored"
     assert [r.criterion for r in broken.criterion_results if r.error] == ["raises_on_b_for_test"]
     assert next(r for r in broken.criterion_results if r.criterion == "response_match").score == 1.0
     assert (report.summary.passed_cases, report.summary.error_cases) == (1, 2)
     assert len(statuses) == 3
+
+
+def _raise_secret(query: str) -> str:
+    raise ValueError(f"upstream refused key sk-{query}")  # the raising line
+
+
+def test_an_agent_exception_keeps_its_frame_and_traceback_redacted(
+        exported: InMemorySpanExporter) -> None:
+    from agenteval_otel.tracing import ContentPolicy, active_policy, set_active_policy
+
+    line = _raise_secret.__code__.co_firstlineno + 1
+    before = active_policy()
+    set_active_policy(ContentPolicy(redact_patterns=(r"sk-\w+",)))
+    try:
+        report = evaluate(EvalSetBuilder.quick(("abc123", "fine")), _raise_secret)
+    finally:
+        set_active_policy(before)
+    (result,) = report.results
+    assert result.status == "errored" and result.error_type == "ValueError"
+    assert result.error == ("the agent raised ValueError: upstream refused key [REDACTED] "
+                            f"(raised at tests/evaluation/test_runner.py:{line} in _raise_secret)")
+    assert result.traceback is not None
+    assert f'test_runner.py", line {line}, in _raise_secret' in result.traceback
+    assert "[REDACTED]" in result.traceback and "abc123" not in result.traceback
+    saved = result.model_dump(mode="json")
+    assert saved["error_type"] == "ValueError" and saved["traceback"] == result.traceback
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print me")
+
+
+def test_an_agent_exception_that_cannot_be_printed_is_still_reported(
+        exported: InMemorySpanExporter) -> None:
+    def broken(query: str) -> str:
+        raise _Unprintable()
+
+    report = evaluate(EvalSetBuilder.quick(("q", "a"), ("r", "a")), broken)
+    assert [r.status for r in report.results] == ["errored", "errored"]
+    assert (report.results[0].error or "").startswith(
+        "the agent raised _Unprintable: <message could not be printed> (raised at ")
+
+
+def test_repeated_runs_carry_the_first_agent_error(exported: InMemorySpanExporter) -> None:
+    calls = iter(range(100))
+
+    def every_other(query: str) -> str:
+        if next(calls) % 2:
+            raise KeyError("city")
+        return "a"
+
+    (result,) = evaluate(EvalSetBuilder.quick(("q", "a")), every_other, concurrency=1, num_runs=2).results
+    assert result.error is not None and result.error.startswith("1/2 run(s) errored: the agent raised KeyError")
+    assert result.error_type == "KeyError" and "every_other" in (result.traceback or "")
 
 
 def test_case_timeout(exported: InMemorySpanExporter) -> None:
@@ -163,6 +220,7 @@ def test_case_timeout(exported: InMemorySpanExporter) -> None:
     report = evaluate(EvalSetBuilder.quick(("slow", "done"), ("fast", "done")), slow, timeout_s=0.3)
     assert [r.status for r in report.results] == ["errored", "passed"]
     assert report.results[0].error == "timed out after 0.3 s"
+    assert report.results[0].error_type == "TimeoutError"
 
 
 def test_repeated_runs_report_pass_at_k(exported: InMemorySpanExporter) -> None:
@@ -239,7 +297,7 @@ def test_cli_run_main_job(tmp_path: Path) -> None:
                       f"{REPO_ROOT / 'examples' / 'weather_agent.py'}:weather_agent",
                       "--config", str(EXAMPLE_CONFIG), "--report", "report.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "4/4 passed" in proc.stdout
+    assert "4/4 passed" in proc.stdout and "traces: agenteval-traces.jsonl" in proc.stdout
     assert (tmp_path / "agenteval-traces.jsonl").stat().st_size > 0
     again = _agenteval("eval", str(EXAMPLE_SET), "--traces", "agenteval-traces.jsonl",
                        "--config", str(EXAMPLE_CONFIG), cwd=tmp_path)

@@ -70,3 +70,54 @@ def report() -> EvalReport:
                                    eval_set_name=scored.eval_set_name,
                                    config_used=scored.config_used,
                                    duration_seconds=scored.duration_seconds)
+
+
+# --- a live run, with no shared data: passes, a failure, an agent that raises, repeated runs --------
+
+SECRET = "sk-live0123456789"
+LONG_IDS = ("weather_in_paris_then_fahrenheit_conversion", "tokyo_weather_expected_but_never_checked",
+            "an_agent_exception_with_a_secret_inside")
+
+
+def _crash(city: str) -> str:
+    raise ConnectionError(f"weather backend <b>down</b> for {city} (key {SECRET})")
+
+
+def _weather_agent(query: str) -> str:
+    from agenteval_otel.tracing import tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        if city == "Nowhere":
+            return _crash(city)
+        return f"Sunny in {city}."
+
+    city = query.removeprefix("Weather in ").rstrip("?")
+    return get_weather(city)
+
+
+@pytest.fixture(scope="session")
+def live_report() -> EvalReport:
+    """The example cases of ``LONG_IDS`` run twice each by a real traced agent: the first passes,
+    the second fails, the third raises (its message holds markup and a secret the content policy
+    redacts)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agenteval_otel import EvalSetBuilder, evaluate
+    from agenteval_otel.tracing import ContentPolicy, active_policy, set_active_policy
+
+    eval_set = (EvalSetBuilder("weather")
+                .add_case("Weather in Paris?", "Sunny in Paris.", ["get_weather"], case_id=LONG_IDS[0])
+                .add_case("Weather in Tokyo?", "Rain in Tokyo.", ["get_weather", "get_forecast"],
+                          case_id=LONG_IDS[1])
+                .add_case("Weather in Nowhere?", "Sunny.", ["get_weather"], case_id=LONG_IDS[2])
+                .build())
+    config = EvalConfig(criteria={"trajectory_match": CriterionConfig.trajectory(0.8),
+                                  "response_match": CriterionConfig.response(0.7),
+                                  "tool_name_match": {}})
+    before = active_policy()
+    set_active_policy(ContentPolicy(redact_patterns=(r"sk-\w+",)))
+    try:
+        return evaluate(eval_set, _weather_agent, config, num_runs=2, tracer_provider=TracerProvider())
+    finally:
+        set_active_policy(before)

@@ -11,7 +11,7 @@ import pytest
 
 from agenteval_otel import EvalReport
 from agenteval_otel.reports.html import render_html, write_html
-from tests.reports.conftest import IMG, SCRIPT
+from tests.reports.conftest import IMG, SCRIPT, SECRET
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -160,6 +160,17 @@ def test_repeated_run_metrics(page: str) -> None:
     metrics = dict(re.findall(r"<div><dt>([^<]+)</dt><dd>([^<]+)</dd></div>", page))
     assert {k: metrics[k] for k in ("Runs", "pass@1", "pass@k", "pass^k")} == {
         "Runs": "3", "pass@1": "33%", "pass@k": "100%", "pass^k": "0%"}
+
+
+def test_an_agent_exception_shows_its_traceback(live_report: EvalReport) -> None:
+    page = render_html(live_report)
+    crashed = _Tags(page).find("details", **{"class": "traceback"})
+    assert len(crashed) == 1
+    block = page[page.index('<details class="traceback">'):]
+    block = block[:block.index("</details>")]
+    assert "Traceback (most recent call last)" in block and ", in _crash" in block
+    assert "&lt;b&gt;down&lt;/b&gt;" in block and "<b>down" not in page
+    assert SECRET not in page and "[REDACTED]" in block
 
 
 def test_empty_report() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agenteval_otel import EvalReport
 from agenteval_otel.reports.junit import write_junit
+from tests.reports.conftest import LONG_IDS, SECRET
 
 
 def test_junit_structure(report: EvalReport, tmp_path: Path) -> None:
@@ -49,3 +50,14 @@ def test_control_characters_do_not_break_the_xml(report: EvalReport, tmp_path: P
     broken = report.model_copy(deep=True)
     broken.results[0].error = "bad \x00 byte \x1b[31m"
     ET.parse(write_junit(broken, tmp_path / "j.xml"))  # parses: the characters were replaced
+
+
+def test_an_agent_exception_keeps_its_type_frame_and_traceback(live_report: EvalReport, tmp_path: Path) -> None:
+    root = ET.parse(write_junit(live_report, tmp_path / "j.xml")).getroot()
+    crashed = next(c for c in root.iter("testcase") if c.get("name") == LONG_IDS[2])
+    (error,) = crashed.findall("error")
+    assert error.get("type") == "ConnectionError"
+    assert "raised at tests/reports/conftest.py:" in (error.get("message") or "")
+    body = error.text or ""
+    assert "Traceback (most recent call last)" in body and ", in _crash" in body
+    assert SECRET not in ET.tostring(root, encoding="unicode") and "[REDACTED]" in body

@@ -12,6 +12,12 @@ invocation; the case's score is the mean over the invocations it applied to.
 >>> get_criterion("mentions_city").default_threshold
 1.0
 
+Criteria of your own reach a config file (and the command line) in two ways: an installed
+distribution declares them in the entry-point group ``agenteval.criteria`` (the entry point's name
+is the criterion's name; its value a module whose ``@criterion`` functions register when it is
+imported, or the function itself), loaded the first time a config names an unknown criterion;
+or :func:`load_criteria_module` imports a module or a ``.py`` file (``--criteria-module``).
+
 Functions written for the older three-argument form ``(expected, actual, config)`` still register
 (with a ``DeprecationWarning``) and are called with ``ctx.expected, ctx.actual, ctx.config``; they
 do not apply to reference-free turns (``ctx.expected is None``).
@@ -19,12 +25,17 @@ do not apply to reference-free turns (``ctx.expected is None``).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.metadata
+import importlib.util
 import inspect
+import sys
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from pydantic import BaseModel
@@ -44,8 +55,11 @@ __all__ = [
     "criterion",
     "criterion_names",
     "get_criterion",
+    "load_criteria_module",
     "registered_criteria",
 ]
+
+ENTRY_POINT_GROUP = "agenteval.criteria"
 
 
 @dataclass(frozen=True)
@@ -184,13 +198,78 @@ def criterion(
     return register
 
 
+def _describe(error: BaseException) -> str:
+    from agenteval_otel.evaluation.criteria.outcome import describe_error  # it imports this module
+
+    return describe_error(error)
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _load_entry_points(name: str) -> None:
+    """Load the entry points named ``name`` in ``agenteval.criteria``; a function they give that
+    did not register itself is registered under ``name``. ``ConfigError`` if one fails."""
+    for entry_point in _entry_points():
+        if entry_point.name != name:
+            continue
+        source = f"entry point {entry_point.name} = {entry_point.value}"
+        if entry_point.dist is not None:
+            source += f" (from {entry_point.dist.name} {entry_point.dist.version})"
+        try:
+            loaded = entry_point.load()
+        except Exception as exc:
+            raise ConfigError(f"criterion {name!r}: {source} failed to load: {_describe(exc)}") from None
+        with _LOCK:
+            known = _ALIASES.get(name, name) in _REGISTRY
+        if not known and callable(loaded) and not inspect.isclass(loaded):
+            criterion(name)(loaded)
+
+
 def canonical_criterion_name(name: str) -> str:
-    """Our name for a criterion name or alias; ``ConfigError`` for an unknown name."""
+    """Our name for a criterion name or alias; ``ConfigError`` for an unknown name (after looking
+    for an ``agenteval.criteria`` entry point of that name)."""
     _load_builtins()
     canonical = _ALIASES.get(name, name)
     if canonical not in _REGISTRY:
-        raise ConfigError(f"unknown criterion {name!r}; expected one of: {', '.join(criterion_names())}")
+        _load_entry_points(name)
+        canonical = _ALIASES.get(name, name)
+    if canonical not in _REGISTRY:
+        raise ConfigError(f"unknown criterion {name!r}; expected one of: {', '.join(criterion_names())} "
+                          "(criteria of your own: --criteria-module, or an agenteval.criteria entry point)")
     return canonical
+
+
+def load_criteria_module(module: str) -> None:
+    """Import ``module`` (a dotted module name, or a path to a ``.py`` file) so that its
+    ``@criterion`` functions register; ``ConfigError`` naming it if that fails."""
+    path = Path(module)
+    try:
+        if path.suffix == ".py" or path.is_file():
+            if not path.is_file():
+                raise ConfigError(f"criteria module {module!r}: no such file")
+            # a private name, so a file called like a standard module never replaces it
+            digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+            private = f"_agenteval_criteria_{digest}"
+            if private in sys.modules:
+                return
+            spec = importlib.util.spec_from_file_location(private, path)
+            if spec is None or spec.loader is None:
+                raise ConfigError(f"criteria module {module!r}: cannot import {path}")
+            loaded = importlib.util.module_from_spec(spec)
+            sys.modules[private] = loaded
+            try:
+                spec.loader.exec_module(loaded)
+            except BaseException:
+                del sys.modules[private]
+                raise
+        else:
+            importlib.import_module(module)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"criteria module {module!r} failed to import: {_describe(exc)}") from None
 
 
 def get_criterion(name: str) -> RegisteredCriterion:
