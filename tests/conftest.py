@@ -27,7 +27,7 @@ from tests.weather_runs import write_weather_runs
 
 pytest_plugins = ["pytester"]
 
-__all__ = ["REPO_ROOT", "SHARED_DATA"]
+__all__ = ["REPO_ROOT"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -116,7 +116,7 @@ def _run2(run: Recorder) -> None:
         with ContextThreadPoolExecutor(max_workers=2) as pool:
             london = pool.submit(run.call, "get_weather", {"city": "London"}, "call_L1",
                                  lambda: get_weather("London"))
-            london.result()  # the calls overlap in time; their recorded order stays fixed
+            london.result()  # both run on the pool, in the caller's trace; one after the other, in order
             tokyo = pool.submit(run.call, "get_weather", {"city": "Tokyo"}, "call_T1",
                                 lambda: get_weather("Tokyo"))
             temps = [london.result()["temp_c"], tokyo.result()["temp_c"]]
