@@ -1,9 +1,11 @@
-"""Shared test fixtures: where the real third-party material lives, and real SDK spans."""
+"""Shared test fixtures: the real third-party material (skipped when absent), our own weather runs,
+real SDK spans."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.resources import Resource
@@ -12,18 +14,57 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from tests.shared_data import (
+    MISSING_REASON,
+    REPO_ROOT,
+    REQUIRE_ENV,
+    SHARED_DATA,
+    require_shared_data,
+    required,
+    shared_data_present,
+)
+from tests.weather_runs import write_weather_runs
+
 pytest_plugins = ["pytester"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+__all__ = ["REPO_ROOT"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "needs_shared_data: the test reads the third-party data folder (skipped without it)"
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if shared_data_present():
+        return f"third-party test data: {SHARED_DATA}"
+    if required():
+        return f"{MISSING_REASON}; {REQUIRE_ENV} is set: the tests that need it fail"
+    return f"{MISSING_REASON}: the tests that need it are skipped"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_shared_data") is not None:
+        require_shared_data()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if MISSING_REASON in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} skipped: {MISSING_REASON}")
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The folder of real third-party traces and eval sets (``../shared/data``)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared test data not found at {SHARED_DATA}; it must sit beside the repository")
-    return SHARED_DATA
+    """The folder of real third-party traces and eval sets; the test is skipped without it."""
+    return require_shared_data()
+
+
+@pytest.fixture(scope="session")
+def weather_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Our own weather runs, traced by our decorators: ``*.otlp.json`` beside ``*.ground_truth.json``."""
+    return write_weather_runs(tmp_path_factory.mktemp("weather_runs"))
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ from agenteval_otel import EvalConfig, EvalSet, EvalSetBuilder, ToolCall
 from agenteval_otel.errors import EvalSetLoadError
 from agenteval_otel.evaluation.adk import snake_keys
 
+OWN_EVALSETS = Path(__file__).resolve().parents[1] / "data" / "evalsets"
+
 # file -> (cases, turns per case, expected tool calls in all), from shared/data/evalsets/README.md
 ADK_EVAL_SETS: dict[str, tuple[int, list[int], int]] = {
     "adk-python__conversation_scenario__conversation_scenario.test.json": (1, [0], 0),
@@ -62,6 +64,70 @@ TEST_CONFIGS = {
     "adk-python__trip_planner_agent__test_config.json": {"response_match": 0.5},
     "adk-python__trip_planner_agent__test_files__test_config.json": {"response_match": 0.5},
 }
+
+
+# --- Google ADK's forms, in our own small files ---------------------------------------------------
+
+
+def test_own_current_adk_form() -> None:
+    eval_set = EvalSet.load(OWN_EVALSETS / "adk_current.test.json")
+    (case,) = eval_set.eval_cases
+    assert (eval_set.eval_set_id, case.eval_id, len(case.conversation)) == ("home-lights", "kitchen_lamp", 2)
+    first, second = case.conversation
+    assert first.user_content.role == "user"
+    assert first.user_content.get_text() == "Turn off the lamp in the Kitchen."
+    assert first.expected_final_response is not None
+    assert first.expected_final_response.role == "assistant"
+    assert first.expected_final_response.get_text() == "The kitchen lamp is off."
+    assert first.expected_tool_trajectory == [
+        ToolCall(name="set_device", args={"room": "Kitchen", "device": "lamp", "status": "OFF"},
+                 call_id="call-1")]
+    assert [c.name for c in second.expected_tool_trajectory] == ["get_device"]
+
+
+def test_own_legacy_list_form() -> None:
+    (case,) = EvalSet.load(OWN_EVALSETS / "adk_legacy.test.json").eval_cases
+    first, second = case.conversation
+    assert first.user_content.get_text() == "Plan a trip to Lisbon." and first.expected_tool_trajectory == []
+    assert second.expected_tool_trajectory == [
+        ToolCall(name="transfer_to_agent", args={"agent_name": "trip_planner"})]
+    assert second.expected_final_response is not None
+    assert second.expected_final_response.get_text() == "Let me hand you to the trip planner."
+
+
+def test_own_conversation_scenario_case() -> None:
+    scenario = EvalSet.load(OWN_EVALSETS / "adk_scenario.test.json").eval_cases[0].conversation_scenario
+    assert scenario is not None
+    assert (scenario.starting_prompt, scenario.conversation_plan) == (
+        "Hi there", "Ask the agent for the weather in Oslo")
+
+
+def test_own_session_dump_is_refused() -> None:
+    path = OWN_EVALSETS / "adk_session.json"
+    with pytest.raises(EvalSetLoadError, match="session dump.*not an eval set") as err:
+        EvalSet.load(path)
+    assert str(path) in str(err.value)
+
+
+def test_own_adk_test_config_loads_and_is_refused_as_an_eval_set() -> None:
+    config = EvalConfig.load(OWN_EVALSETS / "test_config.json")
+    assert {k: c.threshold for k, c in config.criteria.items()} == {
+        "trajectory_match": 1.0, "response_match": 0.6}
+    assert config.criteria["trajectory_match"].check_args  # ADK compares arguments
+    with pytest.raises(EvalSetLoadError, match=r"this is a config \(criteria\), not an eval set.*EvalConfig.load"):
+        EvalSet.load(OWN_EVALSETS / "test_config.json")
+
+
+def test_own_camel_case_below_top_level(tmp_path: Path) -> None:
+    data = json.loads((OWN_EVALSETS / "adk_current.test.json").read_text())
+    camel = {**data, "eval_cases": _camel_keys(data["eval_cases"])}
+    assert "userContent" in json.dumps(camel)
+    path = tmp_path / "camel.test.json"
+    path.write_text(json.dumps(camel))
+    assert EvalSet.load(path) == EvalSet.load(OWN_EVALSETS / "adk_current.test.json")
+
+
+# --- Google ADK's real files ---------------------------------------------------------------------
 
 
 def test_every_shared_file_is_covered(shared_data: Path) -> None:

@@ -1,4 +1,5 @@
-"""Offline evaluation of real third-party traces against eval sets built from their ground truth."""
+"""Offline evaluation of traces (our own weather runs, and real third-party traces) against eval
+sets built from their ground truth."""
 
 from __future__ import annotations
 
@@ -23,6 +24,27 @@ KEYLESS_ARGUMENTS = {"run5_fanout_two_parallel_nodes", "run6_fanout_single_targe
 
 def _traces(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.otlp.json"))
+
+
+def _own_traces(folder: Path) -> list[Path]:
+    """Our weather runs, one file each (``all_runs.otlp.json`` repeats three of them)."""
+    return [p for p in _traces(folder) if p.name != "all_runs.otlp.json"]
+
+
+def test_every_own_ground_truth_case_passes_with_arguments_and_responses(weather_runs: Path) -> None:
+    eval_set = ground_truth_eval_set(weather_runs)
+    report = evaluate_traces(eval_set, _own_traces(weather_runs))
+    report.assert_passed()
+    assert report.summary.total_cases == len(list(weather_runs.glob("*.ground_truth.json"))) == 6
+    config = EvalConfig(criteria={
+        "trajectory_match": CriterionConfig.trajectory(1.0, check_args=True),
+        "response_match": CriterionConfig.response(1.0),
+    })
+    exact = evaluate_traces(eval_set, _own_traces(weather_runs), config)
+    exact.assert_passed()
+    multi = next(r for r in exact.results if r.eval_id == "run4_multi_turn")
+    assert [[c.name for c in turn.actual_tool_calls] for turn in multi.invocation_results] == [
+        ["get_weather"], ["celsius_to_fahrenheit"]]
 
 
 @pytest.mark.parametrize("producer", PRODUCERS)
@@ -59,11 +81,11 @@ def test_adk_eval_set_against_adk_traces(shared_data: Path) -> None:
         "get_weather", "celsius_to_fahrenheit"]
 
 
-def test_case_expecting_an_uncalled_tool_fails(shared_data: Path) -> None:
-    folder = shared_data / "traces" / "generated" / "openinference"
+def test_case_expecting_an_uncalled_tool_fails(weather_runs: Path) -> None:
+    folder = weather_runs
     eval_set = ground_truth_eval_set(folder)
     eval_set.eval_cases[0].conversation[0].expected_tool_trajectory.append(ToolCall(name="book_flight"))
-    report = evaluate_traces(eval_set, _traces(folder))
+    report = evaluate_traces(eval_set, _own_traces(folder))
     first = report.results[0]
     assert first.status == "failed"
     trajectory = next(r for r in first.criterion_results if r.criterion == "trajectory_match")
@@ -71,11 +93,11 @@ def test_case_expecting_an_uncalled_tool_fails(shared_data: Path) -> None:
     assert [r.status for r in report.results[1:]] == ["passed"] * (len(report.results) - 1)
 
 
-def test_unmatched_case_is_reported(shared_data: Path) -> None:
-    folder = shared_data / "traces" / "generated" / "openinference"
+def test_unmatched_case_is_reported(weather_runs: Path) -> None:
+    folder = weather_runs
     eval_set = ground_truth_eval_set(folder)
     eval_set.eval_cases.append(EvalCase.single_turn("A question nobody asked", eval_id="ghost"))
-    report = evaluate_traces(eval_set, _traces(folder))
+    report = evaluate_traces(eval_set, _own_traces(folder))
     ghost = next(r for r in report.results if r.eval_id == "ghost")
     assert ghost.status == "errored" and ghost.error is not None and ghost.error.startswith("unmatched")
     assert report.summary.error_cases == 1
@@ -199,16 +221,16 @@ def test_multi_turn_conversations_keep_the_latest() -> None:
 
 # --- the command line --------------------------------------------------------------------------
 
-def test_cli_eval_passes_and_fails(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_cli_eval_passes_and_fails(weather_runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)  # the run file goes to ./.agenteval
-    folder = shared_data / "traces" / "generated" / "pydantic_ai"
+    folder = weather_runs
     eval_set = ground_truth_eval_set(folder)
     good = eval_set.save(tmp_path / "good.evalset.json")
-    traces = [str(p) for p in _traces(folder)]
+    traces = [str(p) for p in _own_traces(folder)]
     report_path = tmp_path / "report.json"
     assert main(["eval", str(good), "--traces", *traces, "--report", str(report_path)]) == 0
-    assert (tmp_path / ".agenteval" / "pydantic_ai.eval.jsonl").exists()
+    assert (tmp_path / ".agenteval" / f"{folder.name}.eval.jsonl").exists()
     saved = json.loads(report_path.read_text())
     assert saved["summary"]["passed_cases"] == len(eval_set.eval_cases)
     assert saved["results"][0]["actual_trajectory"] and saved["results"][0]["trace_ids"]
@@ -233,12 +255,12 @@ def test_cli_eval_bad_input_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "unknown criterion 'no_such_criterion'" in capsys.readouterr().err
 
 
-def test_gc_thresholds_are_restored_after_a_run(shared_data: Path) -> None:
+def test_gc_thresholds_are_restored_after_a_run(weather_runs: Path) -> None:
     import gc
 
     before = gc.get_threshold()
-    folder = shared_data / "traces" / "generated" / "openinference"
-    evaluate_traces(ground_truth_eval_set(folder), _traces(folder))
+    folder = weather_runs
+    evaluate_traces(ground_truth_eval_set(folder), _own_traces(folder))
     assert gc.get_threshold() == before
 
 

@@ -1,6 +1,6 @@
 """A report with passes, failures and errors, and hostile text in every place it can reach.
 
-Three real OpenInference runs are scored against their ground truth: run1 expects a tool it never
+Three of our own weather runs are scored against their ground truth: run1 expects a tool it never
 called (failed, a *missing* diff row), run2 expects another argument that is a ``<script>``
 (failed, a *mismatch* row), run3 passes, and a case no trace matches errors. One case is built
 directly: its judge failed (errored), and its user input, name, tool arguments, node names and
@@ -8,6 +8,8 @@ reasons are markup.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -23,10 +25,9 @@ from agenteval_otel import (
 from agenteval_otel.evaluation import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
 from agenteval_otel.evaluation.results import EvidenceRow
-from tests.conftest import SHARED_DATA
-from tests.ground_truth import ground_truth_eval_set
+from tests.ground_truth import ground_truth_case
 
-OPENINFERENCE = SHARED_DATA / "traces" / "generated" / "openinference"
+RUNS = ["run1_sequential_two_tools", "run2_parallel_calls", "run3_streaming_sequential"]
 
 SCRIPT = "<script>window.__pwned = 1</script>"
 IMG = '<img src="x" onerror="window.__pwned = 2">'
@@ -52,10 +53,8 @@ def _hostile_case() -> EvalCaseResult:
 
 
 @pytest.fixture(scope="session")
-def report() -> EvalReport:
-    if not OPENINFERENCE.is_dir():
-        pytest.fail(f"shared test data not found at {OPENINFERENCE}")
-    cases = ground_truth_eval_set(OPENINFERENCE).eval_cases
+def report(weather_runs: Path) -> EvalReport:
+    cases = [ground_truth_case(weather_runs / f"{run}.ground_truth.json") for run in RUNS]
     cases[0].conversation[0].expected_tool_trajectory.append(ToolCall(name="book_flight"))
     cases[1].conversation[0].expected_tool_trajectory[0].args = {"city": SCRIPT}
     cases.append(EvalCase.single_turn("A question nobody asked", eval_id="ghost"))
@@ -63,9 +62,8 @@ def report() -> EvalReport:
         "trajectory_match": CriterionConfig.trajectory(0.8, check_args=True),
         "response_match": CriterionConfig.response(0.7),
     })
-    scored = evaluate_traces(EvalSet(eval_set_id="openinference", name="weather runs",
-                                     eval_cases=cases),
-                             sorted(OPENINFERENCE.glob("*.otlp.json")), config)
+    scored = evaluate_traces(EvalSet(eval_set_id="weather", name="weather runs", eval_cases=cases),
+                             [weather_runs / f"{run}.otlp.json" for run in RUNS], config)
     return EvalReport.from_results(scored.eval_set_id, [*scored.results, _hostile_case()],
                                    eval_set_name=scored.eval_set_name,
                                    config_used=scored.config_used,

@@ -1,4 +1,5 @@
-"""``read_spans`` picks the reader from the content; every shared trace file reads whole."""
+"""``read_spans`` picks the reader from the content; every trace file, ours and the shared ones,
+reads whole."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces import read_spans, read_trajectories
+from tests.shared_data import SHARED_DATA, shared_params
+from tests.traces.conftest import OWN_TRACES
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces"
+SHARED = SHARED_DATA / "traces"
 
 
 def _raw_span_count(doc: Any) -> int:
@@ -31,14 +34,10 @@ def _shared_files() -> list[Any]:
     files = sorted(
         [*SHARED.glob("jaeger/*.json"), *SHARED.glob("otlp/*.json"), *SHARED.glob("generated/*/*.otlp.json")]
     )
-    if not files:  # the test then fails through the shared_data fixture, or on the missing file
-        return [pytest.param(Path("jaeger"), id="no-shared-trace-files")]
-    return [pytest.param(path.relative_to(SHARED), id=str(path.relative_to(SHARED))) for path in files]
+    return shared_params(pytest.param(p.relative_to(SHARED), id=str(p.relative_to(SHARED))) for p in files)
 
 
-@pytest.mark.parametrize("relative", _shared_files())
-def test_every_shared_trace_file_reads_with_the_right_span_count(traces_dir: Path, relative: Path) -> None:
-    path = traces_dir / relative
+def _assert_reads_whole(path: Path) -> None:
     trace_file = read_spans(path)
     records = list(trace_file)
     assert len(records) == _raw_span_count(json.loads(path.read_text()))
@@ -46,6 +45,33 @@ def test_every_shared_trace_file_reads_with_the_right_span_count(traces_dir: Pat
     assert all(
         len(r.trace_id) == 32 and len(r.span_id) == 16 and r.trace_id == r.trace_id.lower() for r in records
     )
+
+
+@pytest.mark.parametrize("name", sorted(str(p.relative_to(OWN_TRACES)) for p in OWN_TRACES.glob("*/*.json")))
+def test_every_own_trace_file_reads_with_the_right_span_count(own_traces: Path, name: str) -> None:
+    _assert_reads_whole(own_traces / name)
+
+
+def test_own_runs_in_json_lines_read_whole(weather_runs: Path) -> None:
+    for path in sorted(weather_runs.glob("*.otlp.json")):
+        lines = path.read_text().splitlines()
+        trace_file = read_spans(path)
+        assert len(list(trace_file)) == sum(_raw_span_count(json.loads(line)) for line in lines)
+        assert trace_file.format == "otlp-jsonl" and trace_file.skipped == ()
+
+
+@pytest.mark.parametrize("relative", _shared_files())
+def test_every_shared_trace_file_reads_with_the_right_span_count(traces_dir: Path, relative: Path) -> None:
+    _assert_reads_whole(traces_dir / relative)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("otlp/weather.otlp.json", "otlp-json"), ("jaeger/query_response.json", "jaeger-json"),
+     ("jaeger/span_list.json", "jaeger-json"), ("jaeger/api_v3.json", "jaeger-json")],
+)
+def test_the_format_of_our_files_is_recognised_from_the_content(own_traces: Path, name: str, expected: str) -> None:
+    assert read_spans(own_traces / name).format == expected
 
 
 @pytest.mark.parametrize(
@@ -63,7 +89,22 @@ def test_the_format_is_recognised_from_the_content(traces_dir: Path, relative: s
     assert read_spans(traces_dir / relative).format == expected
 
 
-def test_files_that_are_not_traces_are_refused_by_name(traces_dir: Path, tmp_path: Path) -> None:
+def test_files_that_are_not_traces_are_refused_by_name(tmp_path: Path, weather_runs: Path) -> None:
+    from tests.conftest import REPO_ROOT
+
+    not_traces = [
+        REPO_ROOT / "examples" / "weather_agent.evalset.json",
+        weather_runs / "run1_sequential_two_tools.ground_truth.json",
+        REPO_ROOT / "README.md",
+        tmp_path / "missing.json",
+    ]
+    for path in not_traces:
+        with pytest.raises(TraceReadError) as caught:
+            list(read_spans(path))
+        assert str(path) in str(caught.value) and "expected a trace file" in str(caught.value)
+
+
+def test_shared_files_that_are_not_traces_are_refused_by_name(traces_dir: Path, tmp_path: Path) -> None:
     not_traces = [
         traces_dir / "generated" / "google_adk_semconv_content" / "adk_weather_generated.evalset.json",
         traces_dir
@@ -76,6 +117,14 @@ def test_files_that_are_not_traces_are_refused_by_name(traces_dir: Path, tmp_pat
         with pytest.raises(TraceReadError) as caught:
             list(read_spans(path))
         assert str(path) in str(caught.value) and "expected a trace file" in str(caught.value)
+
+
+def test_read_trajectories_reads_our_runs_across_files(weather_runs: Path) -> None:
+    paths = [weather_runs / "run1_sequential_two_tools.otlp.json", weather_runs / "run4_multi_turn.otlp.json"]
+    found = read_trajectories(paths, group="conversation")
+    assert [t.final_response for t in found.trajectories] == ["It is 64.4 F in Paris.", "That is 54.5 F."]
+    assert [len(t.trace_ids) for t in found.trajectories] == [1, 2]
+    assert [f.path for f in found.files] == paths and found.skipped == {}
 
 
 def test_read_trajectories_joins_conversations_across_files(traces_dir: Path) -> None:

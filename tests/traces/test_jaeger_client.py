@@ -1,4 +1,4 @@
-"""``JaegerClient``: against a real local HTTP server serving the real Jaeger files, and through
+"""``JaegerClient``: against a real local HTTP server serving our Jaeger files, and through
 ``MockTransport`` with no server at all."""
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from agenteval_otel.traces import (
 from agenteval_otel.traces.jaeger_client import mask_url
 from agenteval_otel.trajectory.spans import normalize_trace_id
 
-QUERY_RESPONSE = (
-    "jaeger__cmd__jaeger__internal__extension__jaegerquery__internal__fixture__otlp2jaeger-out.json"
-)
+QUERY_RESPONSE = "query_response.json"
+WEATHER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 
 # --- a real Jaeger query service on 127.0.0.1 -------------------------------------------------
 
@@ -73,9 +72,9 @@ class Served:
 
 
 @pytest.fixture
-def jaeger(traces_dir: Path) -> Iterator[Served]:
+def jaeger(own_traces: Path) -> Iterator[Served]:
     traces: dict[str, bytes] = {}
-    for path in (traces_dir / "jaeger").glob("*.json"):
+    for path in (own_traces / "jaeger").glob("*.json"):
         doc = json.loads(path.read_text())
         if isinstance(doc, dict) and isinstance(doc.get("data"), list):
             for trace in doc["data"]:
@@ -88,7 +87,7 @@ def jaeger(traces_dir: Path) -> Iterator[Served]:
         (_Jaeger,),
         {
             "traces": traces,
-            "search_response": (traces_dir / "jaeger" / QUERY_RESPONSE).read_bytes(),
+            "search_response": (own_traces / "jaeger" / QUERY_RESPONSE).read_bytes(),
             "queries": queries,
         },
     )
@@ -114,7 +113,7 @@ def test_find_traces_sends_service_time_range_and_tags(jaeger: Served) -> None:
         end=start + timedelta(hours=1),
         limit=5,
     )
-    assert {r.trace_id for r in records} == {"83a9efd15c1c98a977e0711cc93ee28b"}
+    assert {r.trace_id for r in records} == {WEATHER_TRACE, "0" * 30 + "a1"}
     (query,) = jaeger.queries
     assert query["service"] == ["telemetrygen"] and query["operation"] == ["okey-dokey-0"]
     assert json.loads(query["tags"][0]) == {"http.status_code": "200"}
@@ -131,9 +130,9 @@ def test_find_traces_with_a_lookback(jaeger: Served) -> None:
 
 def test_get_trace_returns_the_spans_of_one_trace(jaeger: Served) -> None:
     client = JaegerClient(jaeger.url)
-    records = client.get_trace("4A1B2C3D4E5F60718293A4B5C6D7E8F9")
-    assert len(records) == 57 and {r.trace_id for r in records} == {"4a1b2c3d4e5f60718293a4b5c6d7e8f9"}
-    assert len(client.get_trace("0000000000000001")) == 5
+    records = client.get_trace(WEATHER_TRACE.upper())
+    assert len(records) == 4 and {r.trace_id for r in records} == {WEATHER_TRACE}
+    assert len(client.get_trace("00000000000000A1")) == 3
 
 
 def test_an_unknown_trace_is_a_trace_read_error(jaeger: Served) -> None:
@@ -198,8 +197,8 @@ def _client(response: HttpResponse) -> tuple[JaegerClient, Recorder]:
     return JaegerClient("http://jaeger.test:16686/", transport=MockTransport(recorder)), recorder
 
 
-def test_find_traces_sends_its_params_through_the_transport(traces_dir: Path) -> None:
-    body = (traces_dir / "jaeger" / QUERY_RESPONSE).read_bytes()
+def test_find_traces_sends_its_params_through_the_transport(own_traces: Path) -> None:
+    body = (own_traces / "jaeger" / QUERY_RESPONSE).read_bytes()
     client, recorder = _client(HttpResponse(200, body))
     start = datetime(2024, 1, 31, 12, tzinfo=timezone.utc)
     records = client.find_traces(
@@ -210,7 +209,7 @@ def test_find_traces_sends_its_params_through_the_transport(traces_dir: Path) ->
         end=1_706_706_000_000_000,
         limit=7,
     )
-    assert {r.trace_id for r in records} == {"83a9efd15c1c98a977e0711cc93ee28b"}
+    assert {r.trace_id for r in records} == {WEATHER_TRACE, "0" * 30 + "a1"}
     (request,) = recorder.requests
     assert request.method == "GET" and request.headers == {"Accept": "application/json"}
     url = urlparse(request.url)

@@ -1,4 +1,5 @@
-"""Jaeger JSON: every shape Jaeger writes, read from the real Jaeger files."""
+"""Jaeger JSON: every shape Jaeger writes, read from our own small files and from the real Jaeger
+files."""
 
 from __future__ import annotations
 
@@ -16,6 +17,65 @@ QUERY_RESPONSE = (
 ANONYMIZED = "jaeger__cmd__anonymizer__app__uiconv__fixtures__trace_success.json"
 GENAI = "jaeger-ui__components__TracePage__TraceTimelineViewer__genaiTestTrace.json"
 API_V3 = "jaeger__cmd__jaeger__internal__extension__jaegerquery__internal__apiv3__snapshots__GetTrace.json"
+
+
+# --- our own files ----------------------------------------------------------------------------
+
+
+def test_query_api_response_with_processes_tags_logs_and_references(own_traces: Path) -> None:
+    records = list(read_jaeger_json(own_traces / "jaeger" / "query_response.json"))
+    assert len(records) == 7
+    agent, chat, weather, clock = records[:4]
+    assert agent.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" and agent.parent_id is None
+    assert (agent.kind, agent.scope_name, agent.service_name) == ("server", "weather-lib", "weather-agent")
+    assert "span.kind" not in agent.attributes and "otel.scope.name" not in agent.attributes
+    assert agent.start_ns == 1706700000000000000 and agent.duration_ns == 1_500_000_000
+    assert (chat.kind, chat.service_name, chat.parent_id) == ("client", "llm-gateway", agent.span_id)
+    assert weather.attributes["retries"] == 2 and weather.attributes["ratio"] == 0.5
+    assert weather.attributes["cached"] is False and weather.attributes["big"] == 9223372036854775222
+    assert weather.attributes["blob"] == b"\x00\x0009"
+    assert [(e.name, e.attributes) for e in weather.events] == [("cache-miss", {"city": "Paris"})]
+    assert (clock.status.code, clock.status.description) == ("error", "clock unreachable")
+    assert clock.events[0].attributes["exception.type"] == "TimeoutError"
+    checkout, charge, receipt = records[4:]
+    assert checkout.trace_id == "0" * 30 + "a1" and charge.parent_id == checkout.span_id
+    assert receipt.parent_id == charge.span_id and receipt.links[0].trace_id == "0" * 30 + "ff"
+
+
+def test_genai_trajectory_from_our_jaeger_trace(own_traces: Path) -> None:
+    weather, _ = build_trajectories(read_spans(own_traces / "jaeger" / "query_response.json"))
+    assert (weather.agent_name, weather.conversation_id) == ("weather-agent", "thread-7")
+    assert weather.user_input == "What's the weather in Paris?"
+    assert weather.final_response == "It is 18 C in Paris."
+    assert [(c.name, c.args) for c in weather.tool_calls()] == [
+        ("get_weather", {"city": "Paris"}), ("get_time", {"city": "Paris"})]
+    assert weather.tool_calls()[0].result == {"temp_c": 18.0}
+    assert (weather.usage.input_tokens, weather.usage.output_tokens) == (120, 30)
+
+
+def test_one_ui_trace_and_a_span_list_with_inline_processes(own_traces: Path) -> None:
+    ui = list(read_spans(own_traces / "jaeger" / "ui_trace.json"))
+    assert [r.service_name for r in ui] == ["shop", "payments", "shop"]
+    spans = json.loads((own_traces / "jaeger" / "ui_trace.json").read_text())
+    record = record_from_span(spans["spans"][1], processes=spans["processes"])
+    assert (record.span_id, record.parent_id, record.service_name) == (
+        "0" * 14 + "b2", "0" * 14 + "b1", "payments")
+    listed = list(read_spans(own_traces / "jaeger" / "span_list.json"))
+    assert [r.trace_id for r in listed] == ["0" * 16 + "2f4e6a8c0b1d3f57"] * 2
+    assert listed[0].parent_id == "9f8e7d6c5b4a3921"  # a parent outside the file is kept
+    assert [r.service_name for r in listed] == ["forecast-api", "forecast-db"]
+    assert listed[0].kind == "server" and listed[1].status.code == "error"
+    (trajectory,) = build_trajectories(listed, group="trace")
+    assert trajectory.trace_ids == [listed[0].trace_id]
+
+
+def test_our_api_v3_response_is_otlp_inside_result(own_traces: Path) -> None:
+    (record,) = read_spans(own_traces / "jaeger" / "api_v3.json")
+    assert (record.name, record.kind, record.status.code) == ("invoke_agent weather-agent", "server", "error")
+    assert (record.status.description, record.service_name) == ("model timed out", "weather-agent")
+
+
+# --- the real Jaeger files ----------------------------------------------------------------------
 
 
 def test_ui_model_trace(traces_dir: Path) -> None:

@@ -17,6 +17,16 @@ from agenteval_otel.traces.otlp_json import (
 from agenteval_otel.trajectory import SpanRecord
 
 
+def test_upper_case_hex_ids_and_string_timestamps_read_lower_case(own_traces: Path) -> None:
+    agent, tool = read_otlp_json(own_traces / "otlp" / "weather.otlp.json")
+    assert agent.trace_id == tool.trace_id == "5b8efff798038103d269b633813fc60c"
+    assert (agent.span_id, tool.parent_id) == ("eee19b7ec3c1b174", "eee19b7ec3c1b174")
+    assert (agent.kind, tool.kind) == ("server", "internal") and agent.start_ns == 1544712660000000000
+    assert tool.attributes["retries"] == 2 and tool.attributes["gen_ai.tool.name"] == "get_weather"
+    assert agent.resource == {"service.name": "weather-agent"}
+    assert (agent.scope_name, agent.scope_version) == ("weather-lib", "1.0.0")
+
+
 def test_the_otlp_protocol_example_reads_with_lower_case_ids(traces_dir: Path) -> None:
     (record,) = read_otlp_json(traces_dir / "otlp" / "otel-proto_examples_trace.json")
     assert record.trace_id == "5b8efff798038103d269b633813fc60c"

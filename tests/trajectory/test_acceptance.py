@@ -1,7 +1,8 @@
-"""Acceptance: every generated run read from its ``*.otlp.json`` equals its ground truth.
+"""Acceptance: every run read from its ``*.otlp.json`` equals its ground truth.
 
-Each run under ``traces/generated/<producer>/`` was produced by real third-party
-instrumentation; ``*.ground_truth.json`` records what the agent really did, outside the trace.
+Each run under the shared ``traces/generated/<producer>/`` was produced by real third-party
+instrumentation, each of our own weather runs by our decorators; ``*.ground_truth.json`` records
+what the agent really did, outside the trace.
 """
 
 from __future__ import annotations
@@ -15,24 +16,21 @@ import pytest
 
 from agenteval_otel.traces import read_spans
 from agenteval_otel.trajectory import StepType, Trajectory, build_trajectories
+from tests.shared_data import SHARED_DATA, shared_params
+from tests.weather_runs import RUNS
 
-GENERATED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "traces" / "generated"
+GENERATED = SHARED_DATA / "traces" / "generated"
 
 
-def _runs() -> Iterator[Any]:
-    truths = sorted(GENERATED.glob("*/*.ground_truth.json"))
-    if not truths:  # the tests then fail through the shared_data fixture, or here
-        yield pytest.param(None, None, id="no-generated-runs")
-    for truth in truths:
+def _shared_runs() -> Iterator[Any]:
+    for truth in sorted(GENERATED.glob("*/*.ground_truth.json")):
         trace = truth.with_name(truth.name.replace(".ground_truth.json", ".otlp.json"))
         yield pytest.param(
             truth.relative_to(GENERATED), trace.relative_to(GENERATED), id=f"{truth.parent.name}/{trace.name}"
         )
 
 
-def _truth(shared_data: Path, truth_path: Path | None) -> dict[str, Any]:
-    if truth_path is None:
-        pytest.fail(f"no generated runs under {shared_data / 'traces' / 'generated'}")
+def _truth(shared_data: Path, truth_path: Path) -> dict[str, Any]:
     return json.loads((shared_data / "traces" / "generated" / truth_path).read_text())
 
 
@@ -56,10 +54,7 @@ def _assert_tool_calls(trajectory: Trajectory, expected: list[dict[str, Any]]) -
             assert step.args == call["args"]
 
 
-@pytest.mark.parametrize(("truth_path", "trace_path"), list(_runs()))
-def test_run_matches_ground_truth(shared_data: Path, truth_path: Path, trace_path: Path) -> None:
-    truth = _truth(shared_data, truth_path)
-    trajectories = _trajectories(shared_data, trace_path)
+def _check_against_truth(trajectories: list[Trajectory], truth: dict[str, Any]) -> None:
     turns = _turns(truth)
     assert len(trajectories) == len(turns)
     for trajectory, turn in zip(trajectories, turns, strict=True):
@@ -77,12 +72,10 @@ def test_run_matches_ground_truth(shared_data: Path, truth_path: Path, trace_pat
             assert trajectory.branches() == [(b["condition"], b["taken"]) for b in turn["branches"]]
 
 
-@pytest.mark.parametrize(("truth_path", "trace_path"), list(_runs()))
-def test_tool_call_ids_and_results_match_where_recorded(
-    shared_data: Path, truth_path: Path, trace_path: Path
-) -> None:
-    truth = _truth(shared_data, truth_path)
-    for trajectory, turn in zip(_trajectories(shared_data, trace_path), _turns(truth), strict=True):
+def _check_call_details(trajectories: list[Trajectory], truth: dict[str, Any]) -> int:
+    """Checks every recorded tool call id, result and error; returns how many calls were checked."""
+    checked = 0
+    for trajectory, turn in zip(trajectories, _turns(truth), strict=True):
         details = turn.get("tool_calls_detail")
         if not details:
             continue
@@ -95,6 +88,54 @@ def test_tool_call_ids_and_results_match_where_recorded(
                 assert step.result == detail["result"]
             if "error" in detail:
                 assert detail["error"].split(": ", 1)[1] in (step.error or "")
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_own_run_matches_ground_truth(weather_runs: Path, run: str) -> None:
+    truth = json.loads((weather_runs / f"{run}.ground_truth.json").read_text())
+    trajectories = build_trajectories(read_spans(weather_runs / f"{run}.otlp.json"), group="invocation")
+    _check_against_truth(trajectories, truth)
+    assert _check_call_details(trajectories, truth) == sum(
+        len(turn["tool_calls_detail"]) for turn in _turns(truth))
+
+
+@pytest.mark.parametrize(("truth_path", "trace_path"), shared_params(_shared_runs(), width=2))
+def test_run_matches_ground_truth(shared_data: Path, truth_path: Path, trace_path: Path) -> None:
+    _check_against_truth(_trajectories(shared_data, trace_path), _truth(shared_data, truth_path))
+
+
+@pytest.mark.parametrize(("truth_path", "trace_path"), shared_params(_shared_runs(), width=2))
+def test_tool_call_ids_and_results_match_where_recorded(
+    shared_data: Path, truth_path: Path, trace_path: Path
+) -> None:
+    _check_call_details(_trajectories(shared_data, trace_path), _truth(shared_data, truth_path))
+
+
+def test_own_runs_in_one_file_come_in_order(weather_runs: Path) -> None:
+    trajectories = build_trajectories(read_spans(weather_runs / "all_runs.otlp.json"))
+    truths = [json.loads((weather_runs / f"{run}.ground_truth.json").read_text()) for run in list(RUNS)[:3]]
+    assert [t.final_response for t in trajectories] == [truth["final_response"] for truth in truths]
+    assert [[c.name for c in t.tool_calls()] for t in trajectories] == [
+        [c["tool_name"] for c in truth["expected_tool_trajectory"]] for truth in truths
+    ]
+
+
+def test_own_conversation_joins_its_traces(weather_runs: Path) -> None:
+    truth = json.loads((weather_runs / "run4_multi_turn.ground_truth.json").read_text())
+    (conversation,) = build_trajectories(read_spans(weather_runs / "run4_multi_turn.otlp.json"),
+                                         group="conversation")
+    assert len(conversation.trace_ids) == 2 and conversation.conversation_id == "weather-thread-1"
+    assert [t.user_input for t in conversation.turns] == [turn["user_prompt"] for turn in truth["turns"]]
+    assert conversation.final_response == truth["turns"][-1]["final_response"]
+    assert conversation.messages[0].role == "user" and conversation.messages[-1].role == "assistant"
+
+
+def test_own_token_usage_sums_the_model_calls(weather_runs: Path) -> None:
+    (trajectory,) = build_trajectories(read_spans(weather_runs / "run1_sequential_two_tools.otlp.json"))
+    assert (trajectory.usage.input_tokens, trajectory.usage.output_tokens) == (60 + 70 + 80, 10 + 10 + 16)
+    assert trajectory.duration_s is not None and trajectory.duration_s > 0
 
 
 def test_one_file_with_four_runs_gives_them_in_order(shared_data: Path) -> None:

@@ -9,11 +9,9 @@ from pathlib import Path
 
 from agenteval_otel.cli import EXIT_BAD_INPUT, EXIT_OK, main
 
-GENERATED = "traces/generated"
 
-
-def test_json_output_has_the_documented_shape(shared_data: Path, capsys) -> None:
-    path = shared_data / GENERATED / "langgraph_openinference" / "run5_fanout_two_parallel_nodes.otlp.json"
+def test_json_output_has_the_documented_shape(weather_runs: Path, capsys) -> None:
+    path = weather_runs / "run5_fanout_two_parallel_nodes.otlp.json"
     assert main(["trajectory", str(path), "--format", "json"]) == EXIT_OK
     (trajectory,) = json.loads(capsys.readouterr().out)
     assert set(trajectory) == {
@@ -38,8 +36,8 @@ def test_json_output_has_the_documented_shape(shared_data: Path, capsys) -> None
     assert trajectory["final_response"] == "Paris: Now: 18.0 C; Tomorrow: sunny"
 
 
-def test_group_conversation_joins_the_turns(shared_data: Path, capsys) -> None:
-    path = shared_data / GENERATED / "google_adk_semconv_content" / "run3_multi_turn.otlp.json"
+def test_group_conversation_joins_the_turns(weather_runs: Path, capsys) -> None:
+    path = weather_runs / "run4_multi_turn.otlp.json"
     assert main(["trajectory", str(path), "--format", "json", "--group", "conversation"]) == EXIT_OK
     (conversation,) = json.loads(capsys.readouterr().out)
     assert len(conversation["trace_ids"]) == 2 and conversation["conversation_id"]
@@ -47,25 +45,25 @@ def test_group_conversation_joins_the_turns(shared_data: Path, capsys) -> None:
     assert len(json.loads(capsys.readouterr().out)) == 2
 
 
-def test_table_output_is_for_people(shared_data: Path, capsys) -> None:
-    path = shared_data / GENERATED / "openinference" / "run2_parallel_calls.otlp.json"
+def test_table_output_is_for_people(weather_runs: Path, capsys) -> None:
+    path = weather_runs / "run2_parallel_calls.otlp.json"
     assert main(["trajectory", str(path)]) == EXIT_OK
     out = capsys.readouterr().out
     assert "get_weather" in out and "London is 12.5 C and Tokyo is 22.0 C." in out
 
 
-def test_corrupt_lines_are_reported_on_stderr(shared_data: Path, tmp_path: Path) -> None:
-    source = shared_data / GENERATED / "otel_v2_latest" / "run1_sequential_two_tools.otlp.json"
+def test_corrupt_lines_are_reported_on_stderr(weather_runs: Path, tmp_path: Path) -> None:
+    lines = (weather_runs / "run1_sequential_two_tools.otlp.json").read_text().splitlines()
     path = tmp_path / "spans.jsonl"
-    path.write_text(json.dumps(json.loads(source.read_text())) + "\n{broken\n")
+    path.write_text("\n".join([*lines, "{broken", ""]))
     proc = subprocess.run([sys.executable, "-m", "agenteval_otel.cli", "trajectory", str(path),
                            "--format", "json"], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == EXIT_OK, proc.stderr
     assert len(json.loads(proc.stdout)) == 1
-    assert f"agenteval: WARNING: {path}: skipped 1 unreadable line(s) (2); first:" in proc.stderr
+    assert f"agenteval: WARNING: {path}: skipped 1 unreadable line(s) ({len(lines) + 1}); first:" in proc.stderr
 
 
-def test_a_file_that_is_not_a_trace_exits_2(shared_data: Path, capsys) -> None:
-    path = shared_data / GENERATED / "pydantic_ai" / "run1_sequential_two_tools.ground_truth.json"
+def test_a_file_that_is_not_a_trace_exits_2(weather_runs: Path, capsys) -> None:
+    path = weather_runs / "run1_sequential_two_tools.ground_truth.json"
     assert main(["trajectory", str(path)]) == EXIT_BAD_INPUT
     assert str(path) in capsys.readouterr().err
