@@ -53,12 +53,13 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The eval set and the config (``None``: the default criteria) named on the command line."""
+    """The eval set and the config named on the command line (without one, the default criteria
+    for the eval set: Google ADK's for an ADK file)."""
     from agenteval_otel.evaluation.config import EvalConfig
     from agenteval_otel.evaluation.models import EvalSet
 
     eval_set = EvalSet.load(args.evalset)
-    config = EvalConfig.load(args.config) if args.config else None
+    config = EvalConfig.load(args.config) if args.config else EvalConfig.default_for(eval_set)
     return eval_set, config
 
 

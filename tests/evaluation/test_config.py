@@ -50,7 +50,7 @@ def test_match_type_spellings(spelling: str) -> None:
 
 def test_aliases_load_as_our_names() -> None:
     config = EvalConfig.model_validate({"criteria": {
-        "tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.5},
+        "trajectory": 1.0, "rouge_match": {"threshold": 0.5},
         "final_response_match_v2": {}, "rubric_based_final_response_quality_v1": {},
         "hallucinations_v1": {}, "safety_v1": {}, "node_order_score": {},
         "tool_name_match_score": {}, "exact_match": {}, "contains_keywords": {},
@@ -101,8 +101,8 @@ def test_adk_judge_options_and_rubrics(tmp_path: Path) -> None:
             {"rubric_id": "concise", "rubric_content": {"text_property": "The answer is short."}}]},
     }, "user_simulator_config": {"model": "m", "max_allowed_invocations": 4}}))
     config = EvalConfig.load(path)
-    trajectory = config.criteria["trajectory_match"]
-    assert (trajectory.match_type, trajectory.check_args) == (MatchType.IN_ORDER, True)
+    trajectory = config.criteria["tool_trajectory_avg_score"]
+    assert (trajectory.match_type, trajectory.params) == (MatchType.IN_ORDER, {})
     judge = config.criteria["llm_judge"]
     assert (judge.threshold, judge.judge_model, judge.num_samples) == (0.8, "gemini-2.5-flash", 5)
     rubric = config.criteria["rubric_based"].rubrics[0]

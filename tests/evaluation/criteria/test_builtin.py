@@ -157,8 +157,14 @@ class TestNodesAndNames:
 
 class TestRegistry:
     def test_aliases_find_builtins(self) -> None:
-        assert get_criterion("tool_trajectory_avg_score").name == "trajectory_match"
-        assert get_criterion("response_match_score").name == "response_match"
+        assert get_criterion("trajectory").name == "trajectory_match"
+        assert get_criterion("rouge_match").name == "response_match"
+
+    def test_adk_names_are_criteria_of_their_own(self) -> None:
+        for adk_name in ("tool_trajectory_avg_score", "response_match_score"):
+            registered = get_criterion(adk_name)
+            assert (registered.name, registered.semantics) == (adk_name, "adk")
+        assert get_criterion("trajectory_match").semantics == "agenteval"
 
     def test_judge_criteria_error_without_a_judge(self) -> None:
         result = _score("llm_judge", _turn(response="x"), _trajectory(response="x"),
