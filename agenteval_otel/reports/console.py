@@ -95,12 +95,13 @@ def summary_line(report: EvalReport) -> str:
 
 
 def criteria_table(report: EvalReport) -> Table:
-    """Per criterion: cases scored, passed, errors, mean / min / max score and pass rate."""
+    """Per criterion: whose rules scored it (``semantics``), cases scored, passed, errors,
+    mean / min / max score and pass rate."""
     table = Table(title="criteria")
-    for column in ("criterion", "cases", "passed", "errors", "mean", "min", "max", "pass rate"):
-        table.add_column(column, justify="left" if column == "criterion" else "right")
+    for column in ("criterion", "semantics", "cases", "passed", "errors", "mean", "min", "max", "pass rate"):
+        table.add_column(column, justify="left" if column in ("criterion", "semantics") else "right")
     for name, stats in report.summary.criterion_stats.items():
-        table.add_row(name, str(stats.count), str(stats.passed), str(stats.errors),
+        table.add_row(name, stats.semantics, str(stats.count), str(stats.passed), str(stats.errors),
                       f"{stats.mean:.2f}", f"{stats.min:.2f}", f"{stats.max:.2f}",
                       f"{stats.pass_rate:.0%}")
     return table
