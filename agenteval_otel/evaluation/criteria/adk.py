@@ -63,11 +63,10 @@ def _any_order(want: list[ToolCall], got: list[ToolCall], ignore_args: bool) -> 
     pairs: list[tuple[int, int]] = []
     for i, expected in enumerate(want):
         j = next((j for j in left if _calls_equal(expected, got[j], ignore_args)), None)
-        if j is None:
-            return False, pairs  # ADK stops at the first expected call it cannot find
-        left.remove(j)
-        pairs.append((i, j))
-    return True, pairs
+        if j is not None:
+            left.remove(j)
+            pairs.append((i, j))
+    return len(pairs) == len(want), pairs
 
 
 _MATCHERS = {MatchType.EXACT: _exact, MatchType.IN_ORDER: _in_order, MatchType.ANY_ORDER: _any_order}
@@ -97,7 +96,8 @@ def _mismatches(
         if same:
             missing.remove(i)
             unexpected.remove(same[0])
-            mismatched.append((i, same[0], _differing_keys(want[i].args, got[same[0]].args)))
+            notes = _differing_keys(want[i].args, got[same[0]].args) or ["same call, out of the expected order"]
+            mismatched.append((i, same[0], notes))
     return mismatched, missing, unexpected
 
 

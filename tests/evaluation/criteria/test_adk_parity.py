@@ -27,10 +27,17 @@ def _trajectory(calls: list[dict[str, Any]], response: str | None = None) -> Tra
     return Trajectory(steps=[TrajectoryStep.tool(c["name"], c["args"]) for c in calls], final_response=response)
 
 
-def _case_result(config: EvalConfig, case: EvalCase, turns: list[Trajectory]) -> dict[str, tuple[float, bool]]:
-    result = asyncio.run(Scorer(config).score_case(case, turns))
-    assert all(r.error is None for r in result.criterion_results), result.criterion_results
-    return {r.criterion: (r.score, r.passed) for r in result.criterion_results}
+def _case_results(configs: list[EvalConfig], case: EvalCase,
+                  turns: list[Trajectory]) -> list[dict[str, tuple[float, bool]]]:
+    """Each config's case-level (score, passed) per criterion, scored as a run scores them."""
+    async def score_all() -> list[Any]:
+        return [await Scorer(config).score_case(case, turns) for config in configs]
+
+    results = []
+    for result in asyncio.run(score_all()):
+        assert all(r.error is None for r in result.criterion_results), result.criterion_results
+        results.append({r.criterion: (r.score, r.passed) for r in result.criterion_results})
+    return results
 
 
 def test_the_table_covers_what_it_promises() -> None:
@@ -42,9 +49,10 @@ def test_the_table_covers_what_it_promises() -> None:
 @pytest.mark.parametrize("row", TABLE["responses"], ids=[r["id"] for r in TABLE["responses"]])
 def test_response_match_score_equals_adk(row: dict[str, Any]) -> None:
     case = EvalCase(conversation=[Invocation(user_content="q", expected_final_response=row["reference"])])
-    for threshold in THRESHOLDS:
-        config = EvalConfig(criteria={"response_match_score": threshold})
-        score, passed = _case_result(config, case, [_trajectory([], row["candidate"])])["response_match_score"]
+    configs = [EvalConfig(criteria={"response_match_score": threshold}) for threshold in THRESHOLDS]
+    results = _case_results(configs, case, [_trajectory([], row["candidate"])])
+    for threshold, result in zip(THRESHOLDS, results):
+        score, passed = result["response_match_score"]
         assert score == pytest.approx(row["adk_score"], abs=1e-6)
         assert passed is row["adk_passed"][str(threshold)], threshold
 
@@ -56,10 +64,11 @@ def test_tool_trajectory_avg_score_equals_adk(row: dict[str, Any], match_type: s
         Invocation(user_content="q", expected_tool_trajectory=inv["expected"]) for inv in row["invocations"]])
     turns = [_trajectory(inv["actual"]) for inv in row["invocations"]]
     adk = row["adk"][match_type]
-    for threshold in THRESHOLDS:
-        config = EvalConfig.model_validate({"criteria": {"tool_trajectory_avg_score": {
-            "threshold": threshold, "matchType": match_type, "ignore_args": row["ignore_args"]}}})
-        score, passed = _case_result(config, case, turns)["tool_trajectory_avg_score"]
+    configs = [EvalConfig.model_validate({"criteria": {"tool_trajectory_avg_score": {
+        "threshold": threshold, "matchType": match_type, "ignore_args": row["ignore_args"]}}})
+        for threshold in THRESHOLDS]
+    for threshold, result in zip(THRESHOLDS, _case_results(configs, case, turns)):
+        score, passed = result["tool_trajectory_avg_score"]
         assert score == pytest.approx(adk["score"], abs=1e-6)
         assert passed is adk["passed"][str(threshold)], threshold
 
@@ -84,7 +93,7 @@ def test_real_adk_eval_sets_score_as_adk(shared_data: Path, run: dict[str, Any])
     assert len(cases) == len(run["cases"])
     for case, expected in zip(cases, run["cases"]):
         turns = [_trajectory(t["tool_calls"], t["final_response"]) for t in expected["turns"]]
-        ours = _case_result(config, case, turns)
+        ours = _case_results([config], case, turns)[0]
         assert set(ours) == set(expected["adk"])
         for name, adk in expected["adk"].items():
             assert ours[name][0] == pytest.approx(adk["score"], abs=1e-6), name
