@@ -59,8 +59,9 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The eval set and the config (``None``: the default criteria) named on the command line,
-    after importing the ``--criteria-module``s the config may name."""
+    """The eval set and the config named on the command line (without one, the default criteria
+    for the eval set: Google ADK's for an ADK file), after importing the ``--criteria-module``s
+    the config may name."""
     from agenteval_otel.evaluation.config import EvalConfig
     from agenteval_otel.evaluation.criteria.registry import load_criteria_module
     from agenteval_otel.evaluation.models import EvalSet
@@ -68,7 +69,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     for module in args.criteria_module or ():
         load_criteria_module(module)
     eval_set = EvalSet.load(args.evalset)
-    config = EvalConfig.load(args.config) if args.config else None
+    config = EvalConfig.load(args.config) if args.config else EvalConfig.default_for(eval_set)
     return eval_set, config
 
 

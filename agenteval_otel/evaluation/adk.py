@@ -10,8 +10,10 @@ Forms read:
   tool_input}], reference}]``;
 - the legacy list of sessions: ``[{name, data: [turns...], initial_session | initial_state}]``.
 
-Our own format passes through unchanged. ADK session dumps are refused with a clear message.
-Functions here work on plain JSON data and never import the models.
+Our own format passes through unchanged. An eval set read from an ADK file is marked in its
+``metadata`` (``source_format``: ``google-adk``), so a run with no config uses ADK's default
+criteria. ADK session dumps are refused with a clear message. Functions here work on plain JSON
+data and never import the models.
 """
 
 from __future__ import annotations
@@ -22,7 +24,37 @@ from typing import Any
 
 from agenteval_otel.errors import EvalSetLoadError
 
-__all__ = ["eval_set_data"]
+__all__ = ["ADK_SOURCE_FORMAT", "eval_set_data", "is_adk_eval_set"]
+
+SOURCE_FORMAT_KEY = "source_format"
+ADK_SOURCE_FORMAT = "google-adk"
+
+
+def is_adk_eval_set(metadata: dict[str, Any]) -> bool:
+    """Whether an eval set's ``metadata`` says it was read from a Google ADK file."""
+    return metadata.get(SOURCE_FORMAT_KEY) == ADK_SOURCE_FORMAT
+
+
+def _adk_marked(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "metadata": {**(data.get("metadata") or {}), SOURCE_FORMAT_KEY: ADK_SOURCE_FORMAT}}
+
+
+def _looks_adk(data: dict[str, Any]) -> bool:
+    """Whether an ``eval_cases`` object (snake_case keys) is in ADK's shape rather than ours:
+    ADK's turn fields (``final_response``, ``intermediate_data``, ``parts``) or timestamps."""
+    if "creation_timestamp" in data:
+        return True
+    for case in data.get("eval_cases") or []:
+        if not isinstance(case, dict):
+            continue
+        if "creation_timestamp" in case or "conversation_scenario" in case and not case.get("conversation"):
+            return True
+        for inv in case.get("conversation") or []:
+            if isinstance(inv, dict) and (
+                    "final_response" in inv or "intermediate_data" in inv
+                    or isinstance(inv.get("user_content"), dict) and "parts" in inv["user_content"]):
+                return True
+    return False
 
 # Values under these keys are user data: their keys are never renamed.
 _OPAQUE_KEYS = frozenset(
@@ -251,12 +283,13 @@ def _from_list(data: list[Any], path: Path) -> dict[str, Any]:
 def eval_set_data(data: Any, path: Path) -> Any:
     """Eval-set JSON of any supported form as our eval-set data (still to be validated)."""
     if isinstance(data, list):
-        return _from_list(data, path)
+        return _adk_marked(_from_list(data, path))
     if not isinstance(data, dict):
         raise EvalSetLoadError(
             f"{path}: expected a JSON object with 'eval_cases' (or ADK's legacy list), "
             f"got {type(data).__name__}"
         )
+    camel = "evalCases" in data or "evalSetId" in data
     data = snake_keys(data)
     if "eval_cases" not in data:
         if "events" in data:
@@ -273,10 +306,11 @@ def eval_set_data(data: Any, path: Path) -> Any:
             f"{path}: eval_cases: field missing; expected a JSON object with 'eval_cases' "
             f"(found keys {sorted(data)[:8]})"
         )
+    adk = camel or _looks_adk(data)
     out = {k: v for k, v in data.items() if v is not None}
     extra = {k: out.pop(k) for k in list(out) if k in _ADK_EVAL_SET_EXTRAS}
     if extra:
         out["metadata"] = {**extra, **(out.get("metadata") or {})}
     if isinstance(out["eval_cases"], list):
         out["eval_cases"] = [_case(case) for case in out["eval_cases"]]
-    return out
+    return _adk_marked(out) if adk else out

@@ -1,27 +1,36 @@
 """Evaluation config: which criteria score a run, with which thresholds and settings.
 
-Criterion names are ours; names from other tools load as aliases (Google ADK's
-``tool_trajectory_avg_score`` is ``trajectory_match``). Unknown names and unknown fields are
-errors. ``EvalConfig.load`` reads our JSON and ADK's ``test_config.json``.
+A criterion named in another tool's vocabulary means what it means there: Google ADK's
+``tool_trajectory_avg_score`` and ``response_match_score`` are criteria of their own that score
+exactly as ADK does; ADK's LLM-judged names load as our judged criteria. Every ADK 2.x criterion
+shape loads (a bare number, ``threshold``, ``match_type``/``matchType`` as a name or 0/1/2,
+``ignore_args``, ``judge_model_options``, ``rubrics``); an ADK field we cannot honour is refused
+by name. Unknown names and unknown fields are errors. ``EvalConfig.load`` reads our JSON and
+ADK's ``test_config.json``.
 
 >>> EvalConfig.default().criteria["trajectory_match"].threshold
 0.8
->>> EvalConfig(criteria={"tool_trajectory_avg_score": {"threshold": 1.0}}).criteria.keys()
-dict_keys(['trajectory_match'])
+>>> adk = EvalConfig(criteria={"tool_trajectory_avg_score": {"threshold": 1.0, "matchType": 1}})
+>>> adk.criteria["tool_trajectory_avg_score"].match_type
+<MatchType.IN_ORDER: 'IN_ORDER'>
 """
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation.adk import is_adk_eval_set
 from agenteval_otel.evaluation.arguments import ArgMatch
 from agenteval_otel.evaluation.criteria.registry import canonical_criterion_name, get_criterion
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+
+if TYPE_CHECKING:
+    from agenteval_otel.evaluation.models import EvalSet
 
 __all__ = ["CriterionConfig", "EvalConfig", "MatchType", "Rubric", "UserSimulatorConfig"]
 
@@ -134,30 +143,99 @@ class CriterionConfig(BaseModel):
         return cls.model_validate({"threshold": threshold, "match_type": match_type})
 
 
-def _adk_criterion(name: str, value: Any) -> Any:
-    """One ADK ``test_config.json`` criterion entry in our form."""
+# ADK's ToolTrajectoryCriterion.MatchType, in its order: EXACT = 0, IN_ORDER = 1, ANY_ORDER = 2.
+_ADK_MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
+_ADK_CAMEL = {
+    "matchType": "match_type", "ignoreArgs": "ignore_args", "judgeModelOptions": "judge_model_options",
+    "includeIntermediateResponsesInFinal": "include_intermediate_responses_in_final",
+    "evaluateIntermediateNlResponses": "evaluate_intermediate_nl_responses", "stopSignal": "stop_signal",
+}
+_ADK_JUDGE_CAMEL = {"judgeModel": "judge_model", "judgeModelConfig": "judge_model_config",
+                    "numSamples": "num_samples", "parallelismLimit": "parallelism_limit"}
+# ADK criterion fields that only ask for more than the final response: false (ADK's default)
+# loads, true is refused. ADK's own response_match_score and tool_trajectory_avg_score ignore them.
+_ADK_INTERMEDIATE_FLAGS = ("include_intermediate_responses_in_final", "evaluate_intermediate_nl_responses")
+
+
+def _adk_names(value: dict[str, Any], camel: dict[str, str], where: str) -> dict[str, Any]:
+    """``value`` with ADK's camelCase keys in snake_case; a field given both ways is an error."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        name = camel.get(key, key)
+        if name in out:
+            raise ValueError(f"{where}: {name!r} is given twice ({key!r} and {name!r})")
+        out[name] = item
+    return out
+
+
+def _adk_match_type(value: Any, where: str) -> Any:
+    """A match type as ADK reads it: a name (any case, ``-`` or space for ``_``) or 0, 1, 2."""
+    if isinstance(value, str):
+        return value.strip().upper().replace("-", "_").replace(" ", "_")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value in (0, 1, 2):
+        return _ADK_MATCH_TYPES[int(value)]
+    if isinstance(value, MatchType):
+        return value
+    raise ValueError(f"{where}: match_type: expected EXACT, IN_ORDER or ANY_ORDER (or ADK's 0, 1, 2), "
+                     f"got {value!r}")
+
+
+def _adk_judge_options(value: dict[str, Any], options: Any, where: str) -> None:
+    """ADK's ``judge_model_options`` as our ``judge_model`` and ``num_samples``."""
+    if not isinstance(options, dict):
+        raise ValueError(f"{where}: judge_model_options: expected an object, got {options!r}")
+    options = _adk_names(options, _ADK_JUDGE_CAMEL, f"{where}.judge_model_options")
+    if options.pop("judge_model_config", None) is not None:
+        raise ValueError(f"{where}: judge_model_options.judge_model_config (Gemini generation settings) "
+                         "is not supported; set the judge's model with judge_model")
+    options.pop("parallelism_limit", None)  # how many judge calls run at once: never changes a score
+    for key, item in options.items():
+        if key not in ("judge_model", "num_samples"):
+            raise ValueError(f"{where}: judge_model_options.{key}: unknown field; expected judge_model, "
+                             "judge_model_config, num_samples or parallelism_limit")
+        value.setdefault(key, item)
+
+
+def _adk_criterion(given: str, name: str, value: Any) -> Any:
+    """One criterion entry in our form, from any ADK 2.x shape: a bare number (the threshold),
+    or an object with ``threshold``, ``match_type``/``matchType`` (a name or 0/1/2),
+    ``ignore_args``, ``judge_model_options``, ``rubrics`` and ADK's other criterion fields, each
+    loaded or refused by name. ``name`` is ours for ``given``."""
+    where = f"criterion {given!r}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = {"threshold": value}
+        return {"threshold": value}
+    if isinstance(value, bool):
+        raise ValueError(f"{where}: expected a threshold number or an object, got {value!r}")
     if not isinstance(value, dict):
         return value
-    value = dict(value)
-    options = value.pop("judge_model_options", None)
-    if isinstance(options, dict):
-        if "judge_model" in options:
-            value.setdefault("judge_model", options["judge_model"])
-        if "num_samples" in options:
-            value.setdefault("num_samples", options["num_samples"])
+    value = _adk_names(value, _ADK_CAMEL, where)
+    ours = get_criterion(name).semantics == "agenteval"
+    for flag in _ADK_INTERMEDIATE_FLAGS:
+        if value.pop(flag, False) and ours:
+            raise ValueError(f"{where}: {flag}: true is not supported (the final response alone is "
+                             "scored); remove it or set it to false")
+    if "stop_signal" in value:
+        raise ValueError(f"{where}: stop_signal belongs to ADK's user-simulator criteria "
+                         "(per_turn_user_simulator_quality_v1), which are not supported")
+    if "match_type" in value:
+        value["match_type"] = _adk_match_type(value["match_type"], where)
+    if "ignore_args" in value:
+        if name != "tool_trajectory_avg_score":
+            raise ValueError(f"{where}: ignore_args is a field of Google ADK's tool_trajectory_avg_score; "
+                             f"{given!r} takes check_args and arg_match instead")
+        value["params"] = {**(value.get("params") or {}), "ignore_args": value.pop("ignore_args")}
+    if "judge_model_options" in value:
+        _adk_judge_options(value, value.pop("judge_model_options"), where)
     if isinstance(value.get("rubrics"), list):
         value["rubrics"] = [_adk_rubric(r) for r in value["rubrics"]]
-    if name == "tool_trajectory_avg_score":
-        value.setdefault("check_args", True)  # ADK compares names and arguments
     return value
 
 
 def _adk_rubric(rubric: Any) -> Any:
-    if isinstance(rubric, dict) and "rubric_id" in rubric:
-        content = rubric.get("rubric_content") or {}
-        return {"name": rubric["rubric_id"], "description": content.get("text_property", "")}
+    if isinstance(rubric, dict) and ("rubric_id" in rubric or "rubricId" in rubric):
+        content = rubric.get("rubric_content") or rubric.get("rubricContent") or {}
+        text = content.get("text_property") or content.get("textProperty") or ""
+        return {"name": rubric.get("rubric_id") or rubric.get("rubricId"), "description": text}
     return rubric
 
 
@@ -193,7 +271,7 @@ class EvalConfig(BaseModel):
                 raise ValueError(str(exc)) from None
             if canonical in out:
                 raise ValueError(f"criterion {canonical!r} is given twice (as {name!r})")
-            out[canonical] = _adk_criterion(name, settings)
+            out[canonical] = _adk_criterion(name, canonical, settings)
         return out
 
     @model_validator(mode="after")
@@ -204,6 +282,10 @@ class EvalConfig(BaseModel):
                 settings = self.criteria[name] = settings.model_copy(
                     update={"threshold": registered.default_threshold}
                 )
+            if registered.semantics == "adk" and (settings.check_args or settings.arg_match != ArgMatch()):
+                raise ValueError(
+                    f"criterion {name!r} compares arguments exactly as Google ADK does (ignore_args to "
+                    "compare names only); check_args and arg_match belong to trajectory_match")
             try:
                 registered.parse_settings(settings.params)
             except ValidationError as exc:
@@ -223,6 +305,21 @@ class EvalConfig(BaseModel):
         if include_judge:
             criteria["llm_judge"] = CriterionConfig.llm_judge(0.7, judge_model=DEFAULT_JUDGE_MODEL)
         return cls(criteria=criteria)
+
+    @classmethod
+    def adk_default(cls) -> EvalConfig:
+        """Google ADK's criteria when no config is given: ``tool_trajectory_avg_score`` 1.0
+        (EXACT, arguments compared) and ``response_match_score`` 0.8."""
+        return cls.model_validate({"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}})
+
+    @classmethod
+    def default_for(cls, eval_set: EvalSet) -> EvalConfig:
+        """The criteria used when none are given: ADK's (:meth:`adk_default`) for an eval set read
+        from a Google ADK file, else ours without a judge (``trajectory_match`` 0.8,
+        ``response_match`` 0.7)."""
+        if is_adk_eval_set(eval_set.metadata):
+            return cls.adk_default()
+        return cls.default(include_judge=False)
 
     def enabled(self) -> dict[str, CriterionConfig]:
         """The criteria that are switched on."""

@@ -278,7 +278,7 @@ async def aevaluate_traces(
     and the report to those with ``finish(report)`` (they are flushed, not shut down).
     """
     started = time.perf_counter()
-    config = config if config is not None else EvalConfig.default(include_judge=False)
+    config = config if config is not None else EvalConfig.default_for(eval_set)
     scorer = Scorer(config, criterion_timeout_s=criterion_timeout_s)
     results_stage = SinkGroup(sinks)
     scored: dict[str, EvalCaseResult] = dict(done or {})

@@ -28,7 +28,13 @@ __all__ = [
     "EvalReport",
     "EvalSummary",
     "InvocationResult",
+    "Semantics",
 ]
+
+
+Semantics = Literal["agenteval", "adk"]
+"""Whose rules a criterion follows: ours, or Google ADK's (a criterion named in ADK's vocabulary
+scores exactly as ADK does)."""
 
 
 class EvidenceRow(BaseModel):
@@ -49,7 +55,9 @@ class CriterionResult(BaseModel):
     """The score of one criterion on one invocation or case.
 
     ``reason`` says why it scored so; ``evidence`` holds the rows the criterion aligned (reports
-    render them); ``details`` any other facts the criterion returned. A criterion that could not
+    render them); ``details`` any other facts the criterion returned; ``semantics`` whose rules
+    scored it (``"agenteval"``, or ``"adk"`` for a criterion named in Google ADK's vocabulary,
+    which scores exactly as ADK does). A criterion that could not
     score has ``error`` (with ``error_type`` and ``traceback`` when it raised), score 0 and
     ``passed`` false.
     """
@@ -63,6 +71,7 @@ class CriterionResult(BaseModel):
     reason: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
     evidence: list[EvidenceRow] = Field(default_factory=list)
+    semantics: Semantics = "agenteval"
     error: str | None = None
     error_type: str | None = None
     traceback: str | None = None
@@ -86,10 +95,11 @@ class CriterionResult(BaseModel):
         *,
         error_type: str | None = None,
         traceback: str | None = None,
+        semantics: Semantics = "agenteval",
     ) -> CriterionResult:
         """A criterion that could not be scored: ``error`` set, score 0, not passed."""
         return cls(criterion=criterion, score=0.0, passed=False, threshold=threshold, error=error,
-                   error_type=error_type, traceback=traceback)
+                   error_type=error_type, traceback=traceback, semantics=semantics)
 
 
 class InvocationResult(BaseModel):
@@ -190,6 +200,7 @@ class CriterionStats(BaseModel):
     min: float
     max: float
     pass_rate: float
+    semantics: Semantics = "agenteval"
 
     @classmethod
     def from_results(cls, results: Sequence[CriterionResult]) -> CriterionStats:
@@ -204,6 +215,7 @@ class CriterionStats(BaseModel):
             min=min(scores, default=0.0),
             max=max(scores, default=0.0),
             pass_rate=passed / len(results) if results else 0.0,
+            semantics=results[0].semantics if results else "agenteval",
         )
 
 

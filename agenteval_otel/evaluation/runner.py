@@ -47,7 +47,8 @@ class Evaluator:
     """Runs ``agent`` over eval sets and scores it with ``config``.
 
     ``config`` defaults to the criteria that need no judge (``trajectory_match`` 0.8,
-    ``response_match`` 0.7). ``concurrency`` cases run at once; a case taking longer than
+    ``response_match`` 0.7), or Google ADK's defaults for an eval set read from an ADK file
+    (``EvalConfig.default_for``). ``concurrency`` cases run at once; a case taking longer than
     ``timeout_s`` is errored. ``num_runs > 1`` runs every case that many times and reports
     pass@k and pass^k. ``tags`` keeps only the cases that carry one of them. Spans go to
     ``tracer_provider`` (our decorators' too, for the length of a run; default: the provider
@@ -74,6 +75,7 @@ class Evaluator:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         self.caller = AgentCaller(agent)
         self.config = config if config is not None else EvalConfig.default(include_judge=False)
+        self._config_given = config is not None
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.num_runs = num_runs
@@ -136,7 +138,8 @@ class Evaluator:
         started = time.perf_counter()
         done = dict(done or {})
         gate = asyncio.Semaphore(self.concurrency)
-        scorer = Scorer(self.config, criterion_timeout_s=self.criterion_timeout_s)
+        config = self.config if self._config_given else EvalConfig.default_for(eval_set)
+        scorer = Scorer(config, criterion_timeout_s=self.criterion_timeout_s)
         results_stage = SinkGroup(sinks)
 
         async def one_run(case: EvalCase) -> EvalCaseResult:
@@ -156,7 +159,7 @@ class Evaluator:
             results = await asyncio.gather(*(all_runs(case) for case in self.selected(eval_set)))
         report = EvalReport.from_results(
             eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
-            config_used=self.config.model_dump(mode="json"),
+            config_used=config.model_dump(mode="json"),
             duration_seconds=time.perf_counter() - started,
         )
         results_stage.finish(report)

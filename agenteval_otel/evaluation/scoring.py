@@ -63,8 +63,8 @@ def score_case(
         first = errors[0][1]
         return CriterionResult.failure(
             name, config.threshold, "; ".join(f"{inv_id}: {r.error}" for inv_id, r in errors),
-            error_type=first.error_type, traceback=first.traceback)
-    score = statistics.fmean(r.score for _, r in applied)
+            error_type=first.error_type, traceback=first.traceback, semantics=first.semantics)
+    score = sum(r.score for _, r in applied) / len(applied)  # summed in turn order, as ADK does
     if len(applied) == 1:
         only = applied[0][1]
         reason, details = only.reason, dict(only.details)
@@ -73,7 +73,8 @@ def score_case(
                            if r.reason and not r.passed)
         details = {}
     return CriterionResult(criterion=name, score=score, passed=score >= config.threshold,
-                           threshold=config.threshold, reason=reason, details=details)
+                           threshold=config.threshold, reason=reason, details=details,
+                           semantics=applied[0][1].semantics)
 
 
 DEFAULT_CRITERION_TIMEOUT_S = 300.0
@@ -234,13 +235,14 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
         if errored:
             criterion_results.append(CriterionResult.failure(
                 name, threshold, f"{len(errored)}/{len(results)} run(s) errored: {errored[0].error}",
-                error_type=errored[0].error_type, traceback=errored[0].traceback))
+                error_type=errored[0].error_type, traceback=errored[0].traceback,
+                semantics=errored[0].semantics))
             continue
         score = statistics.fmean(r.score for r in results)
         reasons = [r.reason for r in results if r.reason and not r.passed]
         criterion_results.append(CriterionResult(
             criterion=name, score=score, passed=all(r.passed for r in results),
-            threshold=threshold, reason=reasons[0] if reasons else ""))
+            threshold=threshold, reason=reasons[0] if reasons else "", semantics=results[0].semantics))
     metrics: dict[str, float] = {}
     for key in runs[0].metrics:
         metrics[key] = statistics.fmean(r.metrics.get(key, 0.0) for r in runs)

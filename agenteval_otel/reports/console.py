@@ -151,13 +151,15 @@ def summary_line(report: EvalReport) -> str:
 
 
 def criteria_table(report: EvalReport) -> Table:
-    """Per criterion: cases scored, passed, errors, mean / min / max score and pass rate."""
+    """Per criterion: whose rules scored it (``semantics``), cases scored, passed, errors,
+    mean / min / max score and pass rate."""
     table = Table(title="criteria")
     table.add_column("criterion", overflow="fold")
+    table.add_column("semantics", no_wrap=True)
     for column in ("cases", "passed", "errors", "mean", "min", "max", "pass rate"):
         table.add_column(column, justify="right", no_wrap=True)
     for name, stats in report.summary.criterion_stats.items():
-        table.add_row(name, str(stats.count), str(stats.passed), str(stats.errors),
+        table.add_row(name, stats.semantics, str(stats.count), str(stats.passed), str(stats.errors),
                       f"{stats.mean:.2f}", f"{stats.min:.2f}", f"{stats.max:.2f}",
                       f"{stats.pass_rate:.0%}")
     return table

@@ -272,7 +272,8 @@ def _criteria_table(results: Sequence[CriterionResult]) -> str:
         level = "error" if r.error else "pass" if r.passed else "fail"
         verdict = {"error": "errored", "pass": "passed", "fail": "failed"}[level]
         score = "—" if r.error else f"{r.score:.2f}"
-        rows.append(f'<tr class="{level}"><th scope="row">{_e(r.criterion)}</th>'
+        rules = f' <span class="semantics">({_e(r.semantics)} rules)</span>' if r.semantics != "agenteval" else ""
+        rows.append(f'<tr class="{level}"><th scope="row">{_e(r.criterion)}{rules}</th>'
                     f'<td class="num" data-label="Score">{score}</td>'
                     f'<td class="num" data-label="Threshold">{r.threshold:.2f}</td>'
                     f'<td>{_badge(verdict)}</td>'

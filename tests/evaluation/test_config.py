@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from agenteval_otel import CriterionConfig, EvalConfig
+from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation import ArgMatch, MatchType, Rubric
 from agenteval_otel.evaluation.criteria import canonical_criterion_name, criterion
@@ -50,7 +51,7 @@ def test_match_type_spellings(spelling: str) -> None:
 
 def test_aliases_load_as_our_names() -> None:
     config = EvalConfig.model_validate({"criteria": {
-        "tool_trajectory_avg_score": 1.0, "response_match_score": {"threshold": 0.5},
+        "trajectory": 1.0, "rouge_match": {"threshold": 0.5},
         "final_response_match_v2": {}, "rubric_based_final_response_quality_v1": {},
         "hallucinations_v1": {}, "safety_v1": {}, "node_order_score": {},
         "tool_name_match_score": {}, "exact_match": {}, "contains_keywords": {},
@@ -101,8 +102,8 @@ def test_adk_judge_options_and_rubrics(tmp_path: Path) -> None:
             {"rubric_id": "concise", "rubric_content": {"text_property": "The answer is short."}}]},
     }, "user_simulator_config": {"model": "m", "max_allowed_invocations": 4}}))
     config = EvalConfig.load(path)
-    trajectory = config.criteria["trajectory_match"]
-    assert (trajectory.match_type, trajectory.check_args) == (MatchType.IN_ORDER, True)
+    trajectory = config.criteria["tool_trajectory_avg_score"]
+    assert (trajectory.match_type, trajectory.params) == (MatchType.IN_ORDER, {})
     judge = config.criteria["llm_judge"]
     assert (judge.threshold, judge.judge_model, judge.num_samples) == (0.8, "gemini-2.5-flash", 5)
     rubric = config.criteria["rubric_based"].rubrics[0]
@@ -147,3 +148,77 @@ def test_an_eval_set_given_as_config_is_named(tmp_path: Path) -> None:
         path.write_text(json.dumps(form))
         with pytest.raises(ConfigError, match=f"^{path}: this is an eval set, not a config"):
             EvalConfig.load(path)
+
+
+@pytest.mark.parametrize(("given", "match_type", "params", "threshold"), [
+    (0.7, MatchType.EXACT, {}, 0.7),
+    (1, MatchType.EXACT, {}, 1.0),
+    ({"threshold": 0.5}, MatchType.EXACT, {}, 0.5),
+    ({}, MatchType.EXACT, {}, 1.0),  # ADK's default threshold
+    ({"threshold": 1.0, "matchType": 1}, MatchType.IN_ORDER, {}, 1.0),
+    ({"threshold": 1.0, "match_type": 2}, MatchType.ANY_ORDER, {}, 1.0),
+    ({"threshold": 1.0, "match_type": 0.0}, MatchType.EXACT, {}, 1.0),
+    ({"threshold": 1.0, "match_type": " in order "}, MatchType.IN_ORDER, {}, 1.0),
+    ({"threshold": 1.0, "matchType": "any-order", "ignoreArgs": True}, MatchType.ANY_ORDER,
+     {"ignore_args": True}, 1.0),
+    ({"threshold": 0.9, "ignore_args": False, "include_intermediate_responses_in_final": True},
+     MatchType.EXACT, {"ignore_args": False}, 0.9),
+])
+def test_adk_trajectory_criterion_shapes(given: Any, match_type: MatchType, params: dict[str, Any],
+                                         threshold: float) -> None:
+    config = EvalConfig.model_validate({"criteria": {"tool_trajectory_avg_score": given}})
+    loaded = config.criteria["tool_trajectory_avg_score"]
+    assert (loaded.match_type, loaded.params, loaded.threshold) == (match_type, params, threshold)
+
+
+@pytest.mark.parametrize(("name", "given", "message"), [
+    ("tool_trajectory_avg_score", {"match_type": 3}, r"match_type: expected EXACT, IN_ORDER or ANY_ORDER.*got 3"),
+    ("tool_trajectory_avg_score", {"match_type": True}, r"match_type: expected .*got True"),
+    ("tool_trajectory_avg_score", {"match_type": "IN_ORDER", "matchType": "ANY_ORDER"}, "'match_type' is given twice"),
+    ("tool_trajectory_avg_score", True, "expected a threshold number or an object, got True"),
+    ("tool_trajectory_avg_score", {"check_args": True}, "compares arguments exactly as Google ADK does"),
+    ("tool_trajectory_avg_score", {"stop_signal": "</done>"}, "stop_signal belongs to ADK's user-simulator"),
+    ("trajectory_match", {"ignore_args": True}, "ignore_args is a field of Google ADK's tool_trajectory_avg_score"),
+    ("response_match_score", {"ignore_args": True}, "ignore_args is a field of"),
+    ("final_response_match_v2", {"include_intermediate_responses_in_final": True},
+     "include_intermediate_responses_in_final: true is not supported"),
+    ("hallucinations_v1", {"evaluateIntermediateNlResponses": True},
+     "evaluate_intermediate_nl_responses: true is not supported"),
+    ("final_response_match_v2", {"judge_model_options": {"judge_model_config": {"temperature": 0}}},
+     "judge_model_config .* is not supported"),
+    ("final_response_match_v2", {"judgeModelOptions": {"seed": 1}}, r"judge_model_options\.seed: unknown field"),
+    ("tool_trajectory_avg_score", {"threshold": 1.0, "foo": 1}, "unknown field"),
+])
+def test_adk_fields_refused_by_name(tmp_path: Path, name: str, given: Any, message: str) -> None:
+    path = tmp_path / "test_config.json"
+    path.write_text(json.dumps({"criteria": {name: given}}))
+    with pytest.raises(ConfigError, match=message) as err:
+        EvalConfig.load(path)
+    assert str(path) in str(err.value)
+
+
+def test_adk_judge_options_load_and_flags_at_their_default() -> None:
+    config = EvalConfig.model_validate({"criteria": {"final_response_match_v2": {
+        "threshold": 0.6, "includeIntermediateResponsesInFinal": False,
+        "judgeModelOptions": {"judgeModel": "gemini-2.5-flash", "numSamples": 3, "parallelismLimit": 4}}}})
+    judge = config.criteria["llm_judge"]
+    assert (judge.threshold, judge.judge_model, judge.num_samples) == (0.6, "gemini-2.5-flash", 3)
+
+
+def test_adk_criteria_config_round_trip(tmp_path: Path) -> None:
+    config = EvalConfig.model_validate({"criteria": {
+        "tool_trajectory_avg_score": {"threshold": 0.5, "matchType": 2, "ignoreArgs": True},
+        "response_match_score": 0.6}})
+    assert EvalConfig.load(config.save(tmp_path / "config.json")) == config
+
+
+def test_default_criteria_follow_the_eval_set_format(tmp_path: Path) -> None:
+    adk_file = tmp_path / "adk.test.json"
+    adk_file.write_text(json.dumps([{"query": "Hi", "expected_tool_use": [], "reference": "Hello"}]))
+    adk = EvalConfig.default_for(EvalSet.load(adk_file))
+    assert {k: (c.threshold, c.match_type, c.params) for k, c in adk.criteria.items()} == {
+        "tool_trajectory_avg_score": (1.0, MatchType.EXACT, {}), "response_match_score": (0.8, MatchType.EXACT, {})}
+    ours = EvalSet(eval_cases=[EvalCase.single_turn(user_query="Hi", expected_response="Hello")])
+    assert EvalConfig.default_for(ours) == EvalConfig.default(include_judge=False)
+    saved = EvalSet.load(EvalSet.load(adk_file).save(tmp_path / "saved.evalset.json"))
+    assert EvalConfig.default_for(saved) == adk  # still the cases of an ADK file

@@ -13,6 +13,7 @@ import pytest
 from agenteval_otel import EvalConfig, EvalSet, EvalSetBuilder, ToolCall
 from agenteval_otel.errors import EvalSetLoadError
 from agenteval_otel.evaluation.adk import snake_keys
+from agenteval_otel.evaluation.config import MatchType
 
 OWN_EVALSETS = Path(__file__).resolve().parents[1] / "data" / "evalsets"
 
@@ -54,15 +55,15 @@ SESSION_DUMPS = [
 ]
 TEST_CONFIGS = {
     "adk-python__ecommerce_customer_service_agent__test_config.json":
-        {"trajectory_match": 0.7, "response_match": 0.5},
+        {"tool_trajectory_avg_score": 0.7, "response_match_score": 0.5},
     "adk-python__hello_world_agent__test_config.json":
-        {"trajectory_match": 1.0, "response_match": 0.5},
-    "adk-python__home_automation_agent__test_config.json": {"trajectory_match": 1.0},
+        {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5},
+    "adk-python__home_automation_agent__test_config.json": {"tool_trajectory_avg_score": 1.0},
     "adk-python__home_automation_agent__test_files__memorizing_past_events__test_config.json":
-        {"trajectory_match": 1.0, "response_match": 0.5},
-    "adk-python__home_automation_agent__test_files__test_config.json": {"trajectory_match": 1.0},
-    "adk-python__trip_planner_agent__test_config.json": {"response_match": 0.5},
-    "adk-python__trip_planner_agent__test_files__test_config.json": {"response_match": 0.5},
+        {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.5},
+    "adk-python__home_automation_agent__test_files__test_config.json": {"tool_trajectory_avg_score": 1.0},
+    "adk-python__trip_planner_agent__test_config.json": {"response_match_score": 0.5},
+    "adk-python__trip_planner_agent__test_files__test_config.json": {"response_match_score": 0.5},
 }
 
 
@@ -111,9 +112,8 @@ def test_own_session_dump_is_refused() -> None:
 
 def test_own_adk_test_config_loads_and_is_refused_as_an_eval_set() -> None:
     config = EvalConfig.load(OWN_EVALSETS / "test_config.json")
-    assert {k: c.threshold for k, c in config.criteria.items()} == {
-        "trajectory_match": 1.0, "response_match": 0.6}
-    assert config.criteria["trajectory_match"].check_args  # ADK compares arguments
+    assert {k: c.threshold for k, c in config.criteria.items()} == {  # ADK's names keep ADK's rules
+        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.6}
     with pytest.raises(EvalSetLoadError, match=r"this is a config \(criteria\), not an eval set.*EvalConfig.load"):
         EvalSet.load(OWN_EVALSETS / "test_config.json")
 
@@ -159,8 +159,9 @@ def test_session_dumps_are_refused(shared_data: Path, name: str) -> None:
 def test_adk_test_config_loads_into_eval_config(shared_data: Path, name: str) -> None:
     config = EvalConfig.load(shared_data / "evalsets" / name)
     assert {k: c.threshold for k, c in config.criteria.items()} == TEST_CONFIGS[name]
-    if "trajectory_match" in config.criteria:
-        assert config.criteria["trajectory_match"].check_args  # ADK compares arguments
+    if "tool_trajectory_avg_score" in config.criteria:  # ADK's EXACT match, arguments compared
+        trajectory = config.criteria["tool_trajectory_avg_score"]
+        assert trajectory.match_type is MatchType.EXACT and trajectory.params == {}
 
 
 def test_current_adk_form_details(shared_data: Path) -> None:

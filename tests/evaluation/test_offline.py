@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, ToolCall
 from agenteval_otel.cli import main
 from agenteval_otel.evaluation import SessionInput
 from agenteval_otel.evaluation.offline import evaluate_traces, iter_matches
+from agenteval_otel.reports.console import criteria_table
 from agenteval_otel.trajectory.trajectory import Trajectory
 from tests.ground_truth import ground_truth_eval_set
 
@@ -320,3 +322,26 @@ def test_cases_sharing_a_first_message_share_its_runs_in_turn() -> None:
     kept = {m.case.eval_id: ([t.trace_ids[0] for run in m.runs for t in run], m.set_aside)
             for m in iter_matches(cases, runs)}
     assert kept == {"first": (["r3"], 1), "second": (["r4"], 1)}
+
+
+def test_adk_eval_set_without_config_uses_adks_default_criteria(
+        shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = shared_data / "traces" / "generated" / "google_adk_semconv_content"
+    evalset = folder / "adk_weather_generated.evalset.json"
+    report_path = tmp_path / "report.json"
+    assert main(["eval", str(evalset), "--traces", *map(str, _traces(folder)), "--report", str(report_path),
+                 "--quiet"]) == 0
+    saved = json.loads(report_path.read_text())
+    assert {k: v["threshold"] for k, v in saved["config_used"]["criteria"].items()} == {
+        "tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+    assert {r["semantics"] for case in saved["results"] for r in case["criterion_results"]} == {"adk"}
+    assert {s["semantics"] for s in saved["summary"]["criterion_stats"].values()} == {"adk"}
+
+    report = evaluate_traces(EvalSet.load(evalset), _traces(folder))  # the library call, no config
+    assert {r.criterion for case in report.results for r in case.criterion_results} == {
+        "tool_trajectory_avg_score", "response_match_score"}
+    console = Console(record=True, width=160, color_system=None)
+    console.print(criteria_table(report))
+    rows = [line for line in console.export_text().splitlines() if "_score" in line]
+    assert len(rows) == 2 and all("│ adk " in row for row in rows)  # which rules scored each

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agenteval_otel import EvalReport
+from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult
 from agenteval_otel.reports.html import render_html, write_html
 from tests.reports.conftest import IMG, SCRIPT, SECRET
 from tests.shared_data import skip_or_fail
@@ -240,3 +241,13 @@ def test_page_in_headless_chromium(report: EvalReport, tmp_path: Path) -> None:
             browser.close()
     assert errors == []
     assert requests == [path.as_uri()]
+
+
+def test_criteria_scored_by_another_tools_rules_say_so() -> None:
+    adk = CriterionResult(criterion="tool_trajectory_avg_score", score=0.0, passed=False, threshold=1.0,
+                          semantics="adk")
+    ours = CriterionResult(criterion="trajectory_match", score=0.5, passed=False, threshold=0.8)
+    page = render_html(EvalReport.from_results("s", [EvalCaseResult(eval_id="c", passed=False,
+                                                                     criterion_results=[adk, ours])]))
+    assert 'tool_trajectory_avg_score <span class="semantics">(adk rules)</span>' in page
+    assert "trajectory_match <span" not in page

@@ -25,7 +25,7 @@ import traceback
 from typing import Any
 
 from agenteval_otel.evaluation.criteria.context import CriterionContext
-from agenteval_otel.evaluation.criteria.registry import Outcome, Score, get_criterion
+from agenteval_otel.evaluation.criteria.registry import Outcome, RegisteredCriterion, Score, get_criterion
 from agenteval_otel.evaluation.results import CriterionResult
 
 __all__ = ["describe_error", "run_criterion"]
@@ -78,14 +78,24 @@ def _as_result(name: str, outcome: Outcome, threshold: float) -> CriterionResult
 async def run_criterion(
     name: str, context: CriterionContext, *, timeout_s: float | None = None
 ) -> CriterionResult | None:
-    """The result of criterion ``name`` on ``context`` (``None`` when it does not apply).
+    """The result of criterion ``name`` on ``context`` (``None`` when it does not apply), with
+    the criterion's ``semantics``.
 
     An async criterion still running after ``timeout_s`` seconds is cancelled and errored.
     """
-    threshold = context.config.threshold
     try:
         registered = get_criterion(name)
-        name = registered.name
+    except Exception as exc:
+        return _failure(name, context.config.threshold, exc)
+    result = await _scored(registered, context, timeout_s)
+    return None if result is None else result.model_copy(update={"semantics": registered.semantics})
+
+
+async def _scored(
+    registered: RegisteredCriterion, context: CriterionContext, timeout_s: float | None
+) -> CriterionResult | None:
+    name, threshold = registered.name, context.config.threshold
+    try:
         if registered.settings is not None and context.settings is None:
             context = dataclasses.replace(context, settings=registered.parse_settings(context.config.params))
         outcome = registered.fn(context)

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union
 from pydantic import BaseModel
 
 from agenteval_otel.errors import ConfigError
-from agenteval_otel.evaluation.results import EvidenceRow
+from agenteval_otel.evaluation.results import EvidenceRow, Semantics
 
 if TYPE_CHECKING:
     from agenteval_otel.evaluation.criteria.context import CriterionContext
@@ -51,6 +51,7 @@ __all__ = [
     "Outcome",
     "RegisteredCriterion",
     "Score",
+    "Semantics",
     "canonical_criterion_name",
     "criterion",
     "criterion_names",
@@ -81,14 +82,17 @@ DEFAULT_THRESHOLD = 0.8
 
 @dataclass(frozen=True)
 class RegisteredCriterion:
-    """A criterion function under its name, with its aliases, default threshold and the
-    settings model its ``CriterionConfig.params`` are validated with (``None``: free-form)."""
+    """A criterion function under its name, with its aliases, default threshold, the settings
+    model its ``CriterionConfig.params`` are validated with (``None``: free-form), and whose
+    rules it follows (``semantics``: ``"agenteval"``, or the tool whose vocabulary its name is
+    from, such as ``"adk"``)."""
 
     name: str
     fn: CriterionFn
     default_threshold: float
     aliases: tuple[str, ...] = ()
     settings: type[BaseModel] | None = None
+    semantics: Semantics = "agenteval"
 
     def parse_settings(self, params: dict[str, Any]) -> BaseModel | None:
         """``params`` validated by the settings model (``None`` without one)."""
@@ -156,13 +160,15 @@ def criterion(
     default_threshold: float | None = None,
     aliases: Sequence[str] = (),
     settings: type[BaseModel] | None = None,
+    semantics: Semantics = "agenteval",
 ) -> Callable[[F], F]:
     """Register a criterion function under ``name`` (default: the function's name).
 
     ``default_threshold`` applies when a config names the criterion without a threshold (0.8,
     or the replaced criterion's); ``aliases`` are other names configs may use for it;
     ``settings`` a pydantic model that validates ``CriterionConfig.params`` (the validated object
-    is ``ctx.settings``). Registering a name (or an alias of a built-in) again replaces the earlier
+    is ``ctx.settings``); ``semantics`` whose rules it follows (reported on every result).
+    Registering a name (or an alias of a built-in) again replaces the earlier
     function, so a user can override a built-in criterion.
     """
     if default_threshold is not None and not 0.0 <= default_threshold <= 1.0:
@@ -190,6 +196,7 @@ def criterion(
                 ),
                 aliases=kept_aliases,
                 settings=settings,
+                semantics=semantics,
             )
             for alias in kept_aliases:
                 _ALIASES[alias] = key

@@ -19,10 +19,11 @@ def _expected_text(expected: Invocation | None) -> str | None:
     return expected.expected_final_response.get_text()
 
 
-@criterion("response_match", aliases=("response_match_score", "rouge_match"), default_threshold=0.7)
+@criterion("response_match", aliases=("rouge_match",), default_threshold=0.7)
 def response_match(ctx: CriterionContext) -> Score | None:
     """ROUGE-1 F-measure of the final response against the expected one (Google ADK's
-    ``response_match_score``). Does not apply to a turn with no expected response."""
+    ``response_match_score`` has its own criterion). Does not apply to a turn with no expected
+    response."""
     want = _expected_text(ctx.expected)
     if want is None:
         return None

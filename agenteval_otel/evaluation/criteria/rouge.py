@@ -1,10 +1,16 @@
-"""ROUGE-1 F-measure as Google ADK's ``response_match_score`` computes it, for any script.
+"""ROUGE-1 F-measure with ``rouge-score`` as the scorer, under two tokenizers.
 
-The ``rouge-score`` package's default tokenizer keeps only ``[a-z0-9]`` and so scores Chinese,
-Cyrillic or accented text as empty. This tokenizer does what it does on ASCII text — lower-case,
-split on anything that is not a letter or digit, Porter-stem ASCII tokens longer than three
-characters — and keeps letters of every script, splitting ideographic scripts (which use no
-spaces) into single characters. On ASCII text the numbers are identical to ADK's.
+``rouge1_f`` (``response_match``): the ``rouge-score`` default tokenizer keeps only
+``[a-z0-9]`` and so scores Chinese, Cyrillic or accented text as empty. Ours does what it does on
+ASCII text — lower-case, split on anything that is not a letter or digit, Porter-stem ASCII
+tokens longer than three characters — and keeps letters of every script, splitting ideographic
+scripts (which use no spaces) into single characters.
+
+``adk_rouge1_f`` (Google ADK's ``response_match_score``): ADK 2.x's tokenizer, rule for rule —
+NFKC normalisation, then lower case; CJK ideographs, kana and Hangul syllables one token each;
+Thai, Lao, Khmer and Myanmar split before every base character with their combining marks kept
+on it; elsewhere a word is a run of letters, digits and combining marks (so ``U+FE0F`` after an
+emoji is a token of its own); an all-ASCII word is stemmed by ``rouge-score``'s own tokenizer.
 
 ``rouge-score`` (and the NLTK stemmer) load on the first score, not on import.
 
@@ -12,16 +18,19 @@ spaces) into single characters. On ASCII text the numbers are identical to ADK's
 0.5
 >>> rouge1_f("run", "running")
 1.0
+>>> adk_rouge1_f("ｃａｆé ﬁne", "café fine")
+1.0
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
 
-__all__ = ["rouge1_f"]
+__all__ = ["adk_rouge1_f", "adk_tokens", "rouge1_f"]
 
 _WORD = re.compile(r"[^\W_]+")
 _IDEOGRAPHIC = re.compile(
@@ -60,3 +69,74 @@ def _scorer() -> Any:
 def rouge1_f(reference: str, candidate: str) -> float:
     """ROUGE-1 F-measure of ``candidate`` against ``reference``."""
     return float(_scorer().score(reference, candidate)["rouge1"].fmeasure)
+
+
+def _adk_split_alone(code: int) -> bool:
+    """CJK Unified Ideographs, Hiragana, Katakana, Hangul syllables: one token per character."""
+    return (0x4E00 <= code <= 0x9FFF or 0x3040 <= code <= 0x309F or 0x30A0 <= code <= 0x30FF
+            or 0xAC00 <= code <= 0xD7AF)
+
+
+def _adk_unspaced(code: int) -> bool:
+    """Thai, Lao, Khmer, Myanmar: a token per base character with its combining marks."""
+    return (0x0E00 <= code <= 0x0E7F or 0x0E80 <= code <= 0x0EFF or 0x1780 <= code <= 0x17FF
+            or 0x1000 <= code <= 0x109F)
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char).startswith("M")
+
+
+class _AdkTokenizer:
+    """Google ADK 2.x's ROUGE tokenizer (see the module docstring), ``rouge-score``'s interface."""
+
+    def __init__(self, ascii_tokenizer: Any) -> None:
+        self._ascii = ascii_tokenizer
+
+    def tokenize(self, text: str) -> list[str]:
+        spaced: list[str] = []
+        for char in unicodedata.normalize("NFKC", text).lower():
+            code = ord(char)
+            if _adk_split_alone(code):
+                spaced += [" ", char, " "]
+            elif _adk_unspaced(code):
+                spaced += [char] if _is_mark(char) else [" ", char]
+            elif char.isalnum() or _is_mark(char):
+                spaced.append(char)
+            else:
+                spaced.append(" ")
+        tokens: list[str] = []
+        for word in "".join(spaced).split():
+            if word.isascii():
+                tokens += self._ascii.tokenize(word)
+            else:
+                tokens.append(word)
+        return tokens
+
+
+@cache
+def _adk_tokenizer() -> _AdkTokenizer:
+    from rouge_score import tokenizers
+
+    return _AdkTokenizer(tokenizers.DefaultTokenizer(use_stemmer=True))
+
+
+@cache
+def _adk_scorer() -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_adk_tokenizer())
+
+
+def adk_tokens(text: str) -> list[str]:
+    """``text`` as Google ADK's ``response_match_score`` tokenizes it.
+
+    >>> adk_tokens("Running Ⅻ ❤️") == ["run", "xii", "\ufe0f"]
+    True
+    """
+    return _adk_tokenizer().tokenize(text)
+
+
+def adk_rouge1_f(reference: str, candidate: str) -> float:
+    """ROUGE-1 F-measure of ``candidate`` against ``reference``, tokenized as Google ADK does."""
+    return float(_adk_scorer().score(reference, candidate)["rouge1"].fmeasure)

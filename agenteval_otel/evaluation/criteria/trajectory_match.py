@@ -17,7 +17,7 @@ from agenteval_otel.evaluation.criteria.sequences import SequenceMatch, match_se
 from agenteval_otel.evaluation.results import EvidenceRow
 from agenteval_otel.trajectory.messages import ToolCall
 
-__all__ = ["describe_call", "trajectory_match"]
+__all__ = ["call_evidence", "describe_call", "trajectory_match"]
 
 _MAX_ARGS_TEXT = 120
 
@@ -55,7 +55,7 @@ def _mismatches(
     return mismatched, left_missing, left_unexpected
 
 
-def _evidence(
+def call_evidence(
     want: list[ToolCall], got: list[ToolCall], result: SequenceMatch[Any, Any],
     mismatched: list[tuple[int, int, list[str]]], missing: list[int], unexpected: list[int],
 ) -> list[EvidenceRow]:
@@ -76,7 +76,7 @@ def _evidence(
     return [row for _, row in sorted(keyed, key=lambda item: item[0])]
 
 
-@criterion("trajectory_match", aliases=("tool_trajectory_avg_score", "trajectory"), default_threshold=0.8)
+@criterion("trajectory_match", aliases=("trajectory",), default_threshold=0.8)
 def trajectory_match(ctx: CriterionContext) -> Score | None:
     """Score the turn's tool calls against the expected ones (see ``match_sequences``)."""
     if ctx.expected is None:
@@ -111,5 +111,5 @@ def trajectory_match(ctx: CriterionContext) -> Score | None:
                 for i, j, problems in mismatched
             ],
         },
-        _evidence(want, got, result, mismatched, missing, unexpected),
+        call_evidence(want, got, result, mismatched, missing, unexpected),
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agenteval_otel import CriterionConfig, ToolCall
+from agenteval_otel import CriterionConfig, EvalConfig, ToolCall
 from agenteval_otel.evaluation import ArgMatch, Invocation, MatchType
 from agenteval_otel.evaluation.criteria import (
     CriterionContext,
@@ -157,8 +157,14 @@ class TestNodesAndNames:
 
 class TestRegistry:
     def test_aliases_find_builtins(self) -> None:
-        assert get_criterion("tool_trajectory_avg_score").name == "trajectory_match"
-        assert get_criterion("response_match_score").name == "response_match"
+        assert get_criterion("trajectory").name == "trajectory_match"
+        assert get_criterion("rouge_match").name == "response_match"
+
+    def test_adk_names_are_criteria_of_their_own(self) -> None:
+        for adk_name in ("tool_trajectory_avg_score", "response_match_score"):
+            registered = get_criterion(adk_name)
+            assert (registered.name, registered.semantics) == (adk_name, "adk")
+        assert get_criterion("trajectory_match").semantics == "agenteval"
 
     def test_judge_criteria_error_without_a_judge(self) -> None:
         result = _score("llm_judge", _turn(response="x"), _trajectory(response="x"),
@@ -313,3 +319,23 @@ class TestCriterionContract:
         result = _score("hangs_for_test", _turn(), _trajectory(), CriterionConfig(), timeout_s=0.2)
         assert time.perf_counter() - started < 5
         assert result is not None and result.error_type == "TimeoutError" and "0.2 s" in (result.error or "")
+
+
+class TestAdkCriteria:
+    def test_trajectory_evidence_and_reason(self) -> None:
+        config = EvalConfig.model_validate({"criteria": {"tool_trajectory_avg_score": {"matchType": "IN_ORDER"}}})
+        result = _score("tool_trajectory_avg_score",
+                        _turn([ToolCall(name="get_weather", args={"city": "Paris"}), ToolCall(name="convert")]),
+                        _trajectory(("get_weather", {"city": "London"}), ("convert", {})),
+                        config.criteria["tool_trajectory_avg_score"])
+        assert result is not None and (result.score, result.passed, result.semantics) == (0.0, False, "adk")
+        assert [(row.status, row.note) for row in result.evidence] == [
+            ("mismatch", "city: expected 'Paris', got 'London'"),
+            ("mismatch", "same call, out of the expected order")]  # ADK's greedy IN_ORDER stops there
+        assert "IN_ORDER, names and arguments, Google ADK rules" in result.reason
+
+    def test_response_without_reference_is_scored_against_nothing(self) -> None:
+        result = _score("response_match_score", _turn(), _trajectory(response="Done."), CriterionConfig(threshold=0.8))
+        assert result is not None and (result.score, result.passed) == (0.0, False)
+        assert "no expected response" in result.reason
+        assert _score("response_match", _turn(), _trajectory(response="Done."), CriterionConfig()) is None
