@@ -38,6 +38,18 @@ GEN_AI_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"  # olde
 GEN_AI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 GEN_AI_INFERENCE_DETAILS_EVENT: Final = "gen_ai.client.inference.operation.details"
+# message events (span events, or log records joined to their span), before the message attributes
+GEN_AI_SYSTEM_MESSAGE_EVENT: Final = "gen_ai.system.message"
+GEN_AI_USER_MESSAGE_EVENT: Final = "gen_ai.user.message"
+GEN_AI_ASSISTANT_MESSAGE_EVENT: Final = "gen_ai.assistant.message"
+GEN_AI_TOOL_MESSAGE_EVENT: Final = "gen_ai.tool.message"
+GEN_AI_CHOICE_EVENT: Final = "gen_ai.choice"
+GEN_AI_EVENT_CONTENT: Final = "gen_ai.event.content"  # the message as JSON, on some producers' events
+GEN_AI_CONTENT_PROMPT_EVENT: Final = "gen_ai.content.prompt"  # oldest: the prompt list in gen_ai.prompt
+GEN_AI_CONTENT_COMPLETION_EVENT: Final = "gen_ai.content.completion"
+GEN_AI_PROMPT: Final = "gen_ai.prompt"
+GEN_AI_COMPLETION: Final = "gen_ai.completion"
+EVENTS_ATTRIBUTE: Final = "events"  # a JSON list of message events in one attribute (Logfire)
 ERROR_TYPE: Final = "error.type"
 
 # gen_ai.operation.name values

@@ -28,7 +28,9 @@ from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.evaluation.scoring import DEFAULT_CRITERION_TIMEOUT_S, Scorer, error_result
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.evaluation.sync import run_sync
+from agenteval_otel.traces.files import spans_with_logs
 from agenteval_otel.trajectory.assemble import iter_trajectories
+from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -123,8 +125,10 @@ def iter_matches(
     for case, turns in multi_turn:
         yield case, sorted(turns, key=lambda t: t.start_ns or 0)
 
-def _runs(source: TraceSource) -> Iterator[Trajectory]:
-    """Trajectories from any source, streamed."""
+def _runs(
+    source: TraceSource, logs: Sequence[PathLike] = (), readers: Sequence[Reader] | None = None
+) -> Iterator[Trajectory]:
+    """Trajectories from any source, streamed (log records of ``logs`` joined to trace files' spans)."""
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     items = iter(source)  # type: ignore[arg-type]
@@ -135,12 +139,10 @@ def _runs(source: TraceSource) -> Iterator[Trajectory]:
     if isinstance(first, Trajectory):
         yield from items  # type: ignore[misc]
     elif isinstance(first, SpanRecord):
-        yield from iter_trajectories(items, group="invocation")  # type: ignore[arg-type]
+        yield from iter_trajectories(items, group="invocation", readers=readers)  # type: ignore[arg-type]
     else:
-        from agenteval_otel.traces.files import read_spans
-
-        files = [read_spans(path) for path in items]  # type: ignore[arg-type]
-        yield from iter_trajectories(itertools.chain.from_iterable(files), group="invocation")
+        _, spans = spans_with_logs(items, logs)  # type: ignore[arg-type]
+        yield from iter_trajectories(spans, group="invocation", readers=readers)
 
 @contextmanager
 def _rare_full_collections() -> Iterator[None]:
@@ -166,6 +168,8 @@ async def aevaluate_traces(
     done: Mapping[str, EvalCaseResult] | None = None,
     sinks: Sequence[EvaluationSink] = (),
     criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
+    logs: Sequence[PathLike] = (),
+    readers: Sequence[Reader] | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`).
 
@@ -179,7 +183,7 @@ async def aevaluate_traces(
     scored: dict[str, EvalCaseResult] = dict(done or {})
     pending = [case for case in eval_set.eval_cases if case.eval_id not in scored]
     with _rare_full_collections():
-        for case, turns in iter_matches(pending, _runs(source)):
+        for case, turns in iter_matches(pending, _runs(source, logs, readers)):
             result = await scorer.score_case(
                 case, turns, missing_turns_reason="the matched conversation has fewer turns")
             result.metrics["matched_turns"] = float(len(turns))
@@ -206,15 +210,20 @@ def evaluate_traces(
     *,
     sinks: Sequence[EvaluationSink] = (),
     criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
+    logs: Sequence[PathLike] = (),
+    readers: Sequence[Reader] | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs recorded earlier.
 
     ``source`` is a trace file path (OTLP/JSON, OTLP JSON lines, OTLP protobuf, Jaeger JSON), a
     list of them, or ``Trajectory`` or ``SpanRecord`` objects (for example the spans
     ``JaegerClient.find_traces`` returns). Each case result also goes to ``sinks`` as soon as it
-    is scored. Use :func:`aevaluate_traces` inside an event loop.
+    is scored. ``logs``: OTLP/JSON log files whose records carry the spans' content (log files
+    among the trace paths are recognised too); ``readers``: the convention readers (default: the
+    installed ones, then ours). Use :func:`aevaluate_traces` inside an event loop.
     """
     return run_sync(
-        aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s),
+        aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s,
+                         logs=logs, readers=readers),
         "aevaluate_traces",
     )

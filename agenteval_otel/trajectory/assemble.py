@@ -21,6 +21,7 @@ from agenteval_otel.semconv import EVAL_ID
 from agenteval_otel.trajectory.buffer import TraceBuffer
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
+    Reader,
     RequestedToolCall,
     SpanReading,
     SpanRole,
@@ -77,11 +78,11 @@ def _link(records: Iterable[SpanRecord]) -> list[_Span]:
     return _depth_first(roots, spans)
 
 
-def _tree(records: Iterable[SpanRecord]) -> list[_Span]:
+def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None) -> list[_Span]:
     """The spans of one trace in tree order, each read, router readings checked."""
     ordered = _link(records)
     for span in ordered:
-        span.reading = read_span(span.record)
+        span.reading = read_span(span.record, readers)
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
@@ -430,10 +431,13 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
 # --- public API -------------------------------------------------------------------------------
 
 
-def trajectories_from_trace(records: Iterable[SpanRecord], *, split: bool = True) -> list[Trajectory]:
+def trajectories_from_trace(
+    records: Iterable[SpanRecord], *, split: bool = True, readers: Sequence[Reader] | None = None
+) -> list[Trajectory]:
     """The trajectories of one trace: one per outermost agent invocation when ``split`` (and
-    the trace has more than one), else one for the whole trace."""
-    ordered = _tree(records)
+    the trace has more than one), else one for the whole trace. ``readers``: the convention
+    readers to use (default: the installed ones, then ours)."""
+    ordered = _tree(records, readers)
     if not ordered:
         return []
     if split:
@@ -466,24 +470,32 @@ def _check_grouping(group: str) -> None:
         raise ValueError(f"group must be one of {', '.join(GROUPINGS)}, got {group!r}")
 
 
-def build_trajectories(records: Iterable[SpanRecord], *, group: Grouping = "invocation") -> list[Trajectory]:
+def build_trajectories(
+    records: Iterable[SpanRecord], *, group: Grouping = "invocation", readers: Sequence[Reader] | None = None
+) -> list[Trajectory]:
     """Every trajectory in ``records`` (any number of traces, any order), by start time.
 
     ``group``: ``"trace"`` (one per trace), ``"invocation"`` (one per agent invocation) or
-    ``"conversation"`` (invocations joined by conversation id).
+    ``"conversation"`` (invocations joined by conversation id). ``readers``: the convention
+    readers (default: the installed ones, then ours).
     """
     _check_grouping(group)
     traces: dict[str, list[SpanRecord]] = {}
     for record in records:
         traces.setdefault(record.trace_id, []).append(record)
-    found = [t for spans in traces.values() for t in trajectories_from_trace(spans, split=group != "trace")]
+    found = [t for spans in traces.values()
+             for t in trajectories_from_trace(spans, split=group != "trace", readers=readers)]
     if group == "conversation":
         return join_conversations(found)
     return sorted(found, key=_start)
 
 
 def iter_trajectories(
-    records: Iterable[SpanRecord], *, group: Grouping = "invocation", linger: int = 1000
+    records: Iterable[SpanRecord],
+    *,
+    group: Grouping = "invocation",
+    linger: int = 1000,
+    readers: Sequence[Reader] | None = None,
 ) -> Iterator[Trajectory]:
     """Trajectories from a stream of spans, trace by trace as traces complete; memory stays
     bounded by the open traces. With ``group="conversation"`` the (small) trajectories are held
@@ -499,7 +511,7 @@ def iter_trajectories(
         for trace in buffer.flush():
             yield trace.items
 
-    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace"))
+    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace", readers=readers))
     if group == "conversation":
         yield from join_conversations(found)
     else:
