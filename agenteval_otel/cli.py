@@ -184,8 +184,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         if not args.service:
             raise ConfigError("--jaeger needs --service NAME")
-        source: Any = JaegerClient(args.jaeger).find_traces(
-            args.service, lookback=args.lookback, limit=args.limit)
+        try:
+            client = JaegerClient(args.jaeger)
+        except ValueError as exc:  # its message shows the URL with credentials masked
+            raise ConfigError(f"--jaeger: {exc}") from None
+        source: Any = client.find_traces(args.service, lookback=args.lookback, limit=args.limit)
     elif args.traces:
         source = args.traces
     else:

@@ -51,6 +51,11 @@ GEN_AI_PROMPT: Final = "gen_ai.prompt"
 GEN_AI_COMPLETION: Final = "gen_ai.completion"
 EVENTS_ATTRIBUTE: Final = "events"  # a JSON list of message events in one attribute (Logfire)
 ERROR_TYPE: Final = "error.type"
+EXCEPTION_EVENT: Final = "exception"  # the span event the SDK's record_exception writes, and its attributes
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
+EXCEPTION_ESCAPED: Final = "exception.escaped"
 
 # gen_ai.operation.name values
 OP_INVOKE_AGENT: Final = "invoke_agent"

@@ -33,3 +33,11 @@ def test_console_script_runs() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "4 case(s)" in proc.stdout
+
+
+def test_a_jaeger_url_is_printed_without_its_credentials(capsys: pytest.CaptureFixture[str]) -> None:
+    evalset = str(REPO_ROOT / "examples" / "weather_agent.evalset.json")
+    for url in ("http://admin:s3cret@127.0.0.1:9", "ftp://admin:s3cret@127.0.0.1:9"):
+        assert main(["eval", evalset, "--jaeger", url, "--service", "svc", "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "admin:***@127.0.0.1:9" in err and "s3cret" not in err

@@ -1,8 +1,10 @@
 """Capturing the turns of a live evaluation: each turn runs as its own trace, and its
 trajectory comes back through an in-process ``TrajectoryProcessor``.
 
-The turn's root span is an ``invoke_agent`` span carrying the user input, the reply, the
-conversation id and the eval ids; every span started inside the turn is tagged with
+The turn's root span is an ``invoke_agent`` span started through the public capture lifecycle
+(``start_step``), so the user input and the reply on it follow the content policy in force
+(capture on/off, redaction, truncation) and an agent's exception is recorded cleaned; it carries
+the conversation id and the eval ids; every span started inside the turn is tagged with
 ``agenteval.eval_set_id`` and ``agenteval.eval_id`` so evaluation traffic can be kept out of
 production dashboards. Concurrent turns never mix: each is matched to its trajectory by trace id.
 """
@@ -20,11 +22,11 @@ from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
-from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode
+from opentelemetry.trace import ProxyTracerProvider
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
-from agenteval_otel.tracing import current_provider, route_to_provider
+from agenteval_otel.tracing import current_provider, route_to_provider, start_step
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -71,12 +73,12 @@ class TurnCapture:
     def __init__(self, provider: SdkTracerProvider) -> None:
         self._pending: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Trajectory]]] = {}
         self._lock = threading.Lock()
-        self.processor = TrajectoryProcessor(self._deliver, group="trace")
+        self.processor = TrajectoryProcessor(self._deliver, group="trace", skip_empty=False)
         provider.add_span_processor(_EvalTagProcessor())
         provider.add_span_processor(self.processor)
-        # the tracer, not the provider: the capture must not keep its provider alive (it is
-        # the value of a weak-keyed cache whose key is that provider)
-        self._tracer = provider.get_tracer("agenteval_otel.evaluation")
+        # a weak reference: the capture must not keep its provider alive (it is the value of
+        # a weak-keyed cache whose key is that provider)
+        self._provider = weakref.ref(provider)
 
     def _deliver(self, trajectory: Trajectory) -> None:
         for trace_id in trajectory.trace_ids:
@@ -92,34 +94,25 @@ class TurnCapture:
         """Call the agent for ``turn`` inside a new trace; its trajectory and its reply's text."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Trajectory] = loop.create_future()
-        attributes = {
-            attr.GEN_AI_OPERATION_NAME: attr.OP_INVOKE_AGENT,
-            attr.GEN_AI_AGENT_NAME: caller.name,
-            attr.STEP_TYPE: attr.STEP_AGENT,
-            attr.GEN_AI_CONVERSATION_ID: turn.thread_id,
-            attr.AGENT_INPUT: turn.user_input,
-        }
         token = _EVAL_TAGS.set((eval_set_id, turn.eval_id))
         try:
-            with self._tracer.start_as_current_span(
-                f"invoke_agent {caller.name}", context=otel_context.Context(),
-                attributes=attributes, record_exception=False, set_status_on_exception=False,
-            ) as span:
-                trace_id = format(span.get_span_context().trace_id, "032x")
-                with self._lock:
-                    self._pending[trace_id] = (loop, future)
+            # the public capture lifecycle: the turn's root span follows the content policy in
+            # force (capture on/off, redaction, truncation) like every span of the agent's own
+            run = start_step("agent", caller.name, input=turn.user_input, conversation_id=turn.thread_id,
+                             parent_context=otel_context.Context(), tracer_provider=self._provider())
+            trace_id = format(run.span.get_span_context().trace_id, "032x")
+            with self._lock:
+                self._pending[trace_id] = (loop, future)
+            with run:
                 try:
                     reply = await caller(turn)
-                except BaseException as exc:
-                    span.record_exception(exc)
-                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-                    span.set_attribute(attr.ERROR_TYPE, type(exc).__qualname__)
+                except BaseException:
                     with self._lock:
                         self._pending.pop(trace_id, None)
                     raise
                 text = reply_text(reply)
                 if text is not None:
-                    span.set_attribute(attr.AGENT_OUTPUT, text)
+                    run.set_result(text)
         finally:
             _EVAL_TAGS.reset(token)
         try:
@@ -130,9 +123,12 @@ class TurnCapture:
             _log.warning("no trajectory arrived for trace %s; scoring the reply alone", trace_id)
             trajectory = Trajectory(trace_ids=[trace_id], conversation_id=turn.thread_id,
                                     user_input=turn.user_input, final_response=text)
-        if trajectory.final_response is None and text is not None:
-            trajectory = trajectory.model_copy(update={"final_response": text})
-        return trajectory, text
+        # the spans hold them as the content policy left them (absent, redacted, truncated):
+        # the turn is scored on what was really said
+        actual: dict[str, str] = {"user_input": turn.user_input}
+        if text is not None:
+            actual["final_response"] = text
+        return trajectory.model_copy(update=actual), text
 
 
 _captures: weakref.WeakKeyDictionary[SdkTracerProvider, TurnCapture] = weakref.WeakKeyDictionary()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import http
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -38,6 +39,7 @@ __all__ = [
     "MockTransport",
     "Transport",
     "UrllibTransport",
+    "mask_url",
 ]
 
 
@@ -120,6 +122,49 @@ class MockTransport:
         return response
 
 
+_MASK = "***"
+_SECRET_PARAMETER = re.compile(r"pass|pwd|secret|token|key|auth|sig|credential", re.IGNORECASE)
+
+
+def mask_url(url: str) -> str:
+    """``url`` fit to print: its password (or a lone user part) and the values of secret-looking
+    query parameters become ``***``. Never raises.
+
+    >>> mask_url("http://user:secret@jaeger:16686/api/traces?service=a&api_key=k")
+    'http://user:***@jaeger:16686/api/traces?service=a&api_key=***'
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
+            user, has_password, _ = userinfo.partition(":")
+            netloc = f"{user}:{_MASK}@{host}" if has_password else f"{_MASK}@{host}"
+        query = "&".join(_masked_parameter(pair) for pair in parts.query.split("&")) if parts.query else ""
+        return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+    except Exception:  # not even a URL: hide anything between "//" and "@", and every query
+        return re.sub(r"\?.*", "?" + _MASK, re.sub(r"//[^/]*@", f"//{_MASK}@", str(url)))
+
+
+def _masked_parameter(pair: str) -> str:
+    name, has_value, _ = pair.partition("=")
+    if has_value and _SECRET_PARAMETER.search(urllib.parse.unquote_plus(name)):
+        return f"{name}={_MASK}"
+    return pair
+
+
+def _masked_text(text: str, url: str) -> str:
+    """``text`` with ``url`` masked, and its password wherever else it appears (e.g. in an OS error)."""
+    text = text.replace(url, mask_url(url))
+    try:
+        password = urllib.parse.urlsplit(url).password
+    except ValueError:
+        password = None
+    for secret in {password, urllib.parse.unquote(password)} if password else ():
+        text = text.replace(secret, _MASK)
+    return text
+
+
 def _micros(moment: datetime | int | float) -> int:
     if isinstance(moment, datetime):
         if moment.tzinfo is None:
@@ -149,7 +194,7 @@ class JaegerClient:
     def __init__(self, base_url: str, *, timeout: float = 10.0, transport: Transport | None = None) -> None:
         parsed = urllib.parse.urlparse(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+            raise ValueError(f"base_url must be an http(s) URL, got {mask_url(base_url)!r}")
         if timeout <= 0:
             raise ValueError("timeout must be positive")
         if transport is not None and not isinstance(transport, Transport):
@@ -196,22 +241,24 @@ class JaegerClient:
 
     def _get(self, path: str, params: Mapping[str, str]) -> list[SpanRecord]:
         url = self.base_url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        shown = mask_url(url)  # every message names the URL without its credentials
         try:
             response = self.transport.handle_request(HttpRequest("GET", url, {"Accept": "application/json"}))
         except OSError as exc:
-            raise TraceReadError(f"{url}: cannot reach the Jaeger query service ({exc})") from exc
+            reason = _masked_text(str(exc), url)
+            raise TraceReadError(f"{shown}: cannot reach the Jaeger query service ({reason})") from exc
         if not 200 <= response.status < 300:
-            raise TraceReadError(f"{url}: HTTP {response.status} {_reason(response)}")
+            raise TraceReadError(f"{shown}: HTTP {response.status} {_reason(response)}")
         try:
             doc = orjson.loads(response.body)
         except orjson.JSONDecodeError as exc:
-            raise TraceReadError(f"{url}: invalid JSON ({exc}); expected {EXPECTED}") from exc
+            raise TraceReadError(f"{shown}: invalid JSON ({exc}); expected {EXPECTED}") from exc
         if isinstance(doc, Mapping) and doc.get("errors") and not doc.get("data"):
-            raise TraceReadError(f"{url}: Jaeger reported {doc['errors']!r}")
+            raise TraceReadError(f"{shown}: Jaeger reported {doc['errors']!r}")
         try:
             records = records_from_jaeger(doc)
         except ValueError as exc:
-            raise TraceReadError(f"{url}: {exc}") from exc
+            raise TraceReadError(f"{shown}: {exc}") from exc
         if records is None:
-            raise TraceReadError(f"{url}: not a Jaeger response; expected {EXPECTED}")
+            raise TraceReadError(f"{shown}: not a Jaeger response; expected {EXPECTED}")
         return records

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import traceback
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 import orjson
 from opentelemetry import context as otel_context
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
-from opentelemetry.trace import Span, Status, StatusCode, set_span_in_context
+from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
 from opentelemetry.util.types import AttributeValue
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing.content import ContentPolicy, active_policy
+from agenteval_otel.tracing.content import REDACTED, ContentPolicy, active_policy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
@@ -66,9 +67,14 @@ class Step:
         self._reported: set[str] = set()
 
     def begin(
-        self, parent: otel_context.Context, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+        self,
+        parent: otel_context.Context,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        tracer: Tracer | None = None,
     ) -> tuple[Span, dict[str, Any] | None, otel_context.Context] | None:
-        """Start the span under ``parent``: ``(span, pending attributes, context to run in)``.
+        """Start the span under ``parent`` with ``tracer`` (default: ``current_tracer()``):
+        ``(span, pending attributes, context to run in)``.
 
         ``pending`` is ``None`` when the span is not recording: then nothing is serialised.
         ``None`` when instrumentation is suppressed or the span could not be started.
@@ -76,7 +82,7 @@ class Step:
         try:
             if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
                 return None
-            span = current_tracer().start_span(self.span_name, parent)
+            span = (tracer or current_tracer()).start_span(self.span_name, parent)
             recording = span.is_recording()
         except Exception:
             self.report("starting the span")
@@ -117,10 +123,11 @@ class Step:
                 span.set_attributes(pending)
             except Exception:
                 self.report("setting attributes")
-            try:
-                span.set_status(Status(StatusCode.ERROR, _description(error)))
-                span.record_exception(error)
-            except Exception:  # e.g. an exception whose __str__ raises
+            try:  # cleaned like content: the message and the stack trace may quote secrets
+                policy = active_policy()
+                span.set_status(Status(StatusCode.ERROR, policy.clean(_description(error))))
+                span.add_event(attr.EXCEPTION_EVENT, _exception_attributes(error, policy))
+            except Exception:
                 self.report("recording the error")
         try:
             span.end()
@@ -169,23 +176,54 @@ class Step:
         return level
 
 
-def _description(error: BaseException) -> str:
+def _message(error: BaseException) -> str | None:
+    """``str(error)``; ``None`` when its ``__str__`` raises."""
     try:
-        return f"{type(error).__name__}: {error}"
+        return str(error)
     except Exception:
-        return type(error).__name__
+        return None
 
 
-def _input(binder: ArgumentBinder, input_arg: str | None, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
-    """The named argument, else the only argument, else all arguments by name (``_ABSENT`` if none)."""
+def _description(error: BaseException) -> str:
+    message = _message(error)
+    return type(error).__name__ if message is None else f"{type(error).__name__}: {message}"
+
+
+def _exception_attributes(error: BaseException, policy: ContentPolicy) -> dict[str, str]:
+    """What the SDK's ``record_exception`` writes, with the message and stack trace cleaned by ``policy``."""
+    cls = type(error)
+    module = cls.__module__
+    return {
+        attr.EXCEPTION_TYPE: f"{module}.{cls.__qualname__}" if module and module != "builtins" else cls.__qualname__,
+        attr.EXCEPTION_MESSAGE: policy.clean(_message(error) or ""),
+        attr.EXCEPTION_STACKTRACE: policy.clean("".join(traceback.format_exception(cls, error, error.__traceback__))),
+        attr.EXCEPTION_ESCAPED: "False",
+    }
+
+
+def _input(
+    binder: ArgumentBinder,
+    input_arg: str | None,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    policy: ContentPolicy,
+) -> Any:
+    """The named argument, else the only argument, else all arguments by name (``_ABSENT`` if none).
+
+    A lone argument under a secret-looking parameter name (``password``, ``token``, per
+    ``policy``) is ``[REDACTED]``, as it is among several, where the names become redacted keys.
+    """
     if input_arg is not None:
         value = binder.value(input_arg, args, kwargs)
-        return _ABSENT if value is None else value
+        if value is None:
+            return _ABSENT
+        return REDACTED if policy.is_sensitive(input_arg) else value
     bound = binder.bind(args, kwargs)
     if not bound:
         return _ABSENT
     if len(bound) == 1:
-        return next(iter(bound.values()))
+        ((name, value),) = bound.items()
+        return REDACTED if policy.is_sensitive(name) else value
     return bound
 
 
@@ -233,7 +271,7 @@ class AgentStep(Step):
         if conversation is not None:
             pending[attr.GEN_AI_CONVERSATION_ID] = conversation
         if policy.capture:
-            value = _input(self.binder, self.input_arg, args, kwargs)
+            value = _input(self.binder, self.input_arg, args, kwargs, policy)
             if value is not _ABSENT:
                 self.add_input(pending, policy, value)
         return context
@@ -337,7 +375,7 @@ class NodeStep(Step):
         kwargs: Mapping[str, Any],
     ) -> otel_context.Context:
         if self.capture_io and policy.capture:
-            value = _input(self.binder, self.input_arg, args, kwargs)
+            value = _input(self.binder, self.input_arg, args, kwargs, policy)
             if value is not _ABSENT:
                 self.add_input(pending, policy, value)
         return parent
@@ -391,8 +429,8 @@ class MessageStep(Step):
         if conversation is not None:
             pending[attr.GEN_AI_CONVERSATION_ID] = conversation
         if self.input_arg is not None and policy.capture:
-            value = self.binder.value(self.input_arg, args, kwargs)
-            if value is not None:
+            value = _input(self.binder, self.input_arg, args, kwargs, policy)
+            if value is not _ABSENT:
                 self.add_input(pending, policy, value)
         return parent
 

@@ -218,8 +218,10 @@ def configure(
     ``span_processors``: more processors (e.g. a ``TrajectoryProcessor``), each isolated.
     ``tracer_provider``: use this provider instead of building one; only the ``exporter``,
     ``traces_file`` and ``span_processors`` given here are added to it.
-    ``capture_content`` / ``content_policy``: the content policy (``capture_content`` wins over
-    the policy's ``capture``, which defaults to the environment).
+    ``capture_content`` / ``content_policy``: the content policy. ``capture_content`` wins over
+    the policy's ``capture``, which follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+    unless the policy was made with ``capture=True``/``False``: the environment's ``NO_CONTENT``
+    holds for ``ContentPolicy(redact_patterns=...)`` and is overridden only explicitly.
     Arguments of the wrong type raise ``TypeError`` here, at set-up, never later.
 
     >>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)

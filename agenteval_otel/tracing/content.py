@@ -92,16 +92,27 @@ def _capture_from_env(default: bool) -> bool:
 class ContentPolicy:
     """What content our spans carry and how it is cleaned before an attribute is set.
 
-    ``capture``: record arguments, results and messages at all.
-    ``redact_keys``: mapping keys holding one of these words (``api_key`` matches ``apiKey``,
-    ``x-api-key``, ``OPENAI_API_KEY``; ``token`` does not match ``max_tokens``) get ``[REDACTED]``
-    at any depth; extend with ``redact_keys=(*DEFAULT_REDACT_KEYS, "ssn")``.
-    ``redact_patterns``: regular expressions replaced by ``[REDACTED]`` in every captured text.
+    ``capture``: record arguments, results and messages at all; ``None`` (the default) reads
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` when the policy is made (on when unset),
+    so after construction it is always a bool.
+    ``redact_keys``: keys ADDED to ``DEFAULT_REDACT_KEYS``; values under mapping keys (and
+    parameters) holding one of these words (``api_key`` matches ``apiKey``, ``x-api-key``,
+    ``OPENAI_API_KEY``; ``token`` does not match ``max_tokens``) become ``[REDACTED]`` at any depth.
+    ``replace_default_keys=True`` uses ``redact_keys`` alone instead. After construction
+    ``redact_keys`` holds the effective keys.
+    ``redact_patterns``: regular expressions replaced by ``[REDACTED]`` in every text we write:
+    content, exception messages and stack traces, status descriptions.
     ``max_length``: longer texts are cut and end with ``...[truncated N chars]``.
+
+    >>> ContentPolicy(redact_keys=("ssn",), capture=True).redact_keys[-2:]
+    ('authorization', 'ssn')
+    >>> ContentPolicy(redact_keys=("ssn",), replace_default_keys=True, capture=True).redact_keys
+    ('ssn',)
     """
 
-    capture: bool = True
-    redact_keys: tuple[str, ...] = DEFAULT_REDACT_KEYS
+    capture: bool | None = None
+    redact_keys: tuple[str, ...] = ()
+    replace_default_keys: bool = False
     redact_patterns: tuple[str | re.Pattern[str], ...] = ()
     max_length: int = DEFAULT_MAX_LENGTH
     _patterns: tuple[re.Pattern[str], ...] = dataclasses.field(init=False, repr=False, compare=False)
@@ -110,13 +121,18 @@ class ContentPolicy:
     _hook: Callable[[Any], Any] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.capture is None:
+            object.__setattr__(self, "capture", _capture_from_env(True))
         if not isinstance(self.capture, bool):
-            raise TypeError(f"capture must be a bool, not {type(self.capture).__name__}")
+            raise TypeError(f"capture must be a bool or None, not {type(self.capture).__name__}")
+        if not isinstance(self.replace_default_keys, bool):
+            raise TypeError(f"replace_default_keys must be a bool, not {type(self.replace_default_keys).__name__}")
         if isinstance(self.max_length, bool) or not isinstance(self.max_length, int) or self.max_length < 1:
             raise ValueError(f"max_length must be a positive int, not {self.max_length!r}")
-        keys = (self.redact_keys,) if isinstance(self.redact_keys, str) else tuple(self.redact_keys)
-        if not all(isinstance(key, str) and _words(key) for key in keys):
+        given = (self.redact_keys,) if isinstance(self.redact_keys, str) else tuple(self.redact_keys)
+        if not all(isinstance(key, str) and _words(key) for key in given):
             raise ValueError(f"redact_keys must be non-empty strings, not {self.redact_keys!r}")
+        keys = tuple(dict.fromkeys(given if self.replace_default_keys else (*DEFAULT_REDACT_KEYS, *given)))
         raw = (
             (self.redact_patterns,)
             if isinstance(self.redact_patterns, (str, re.Pattern))
@@ -163,8 +179,10 @@ class ContentPolicy:
             else:
                 data = orjson.dumps(self._plain(value, 0), default=self._hook, option=_JSON_OPTIONS)
         except Exception as error:  # orjson.JSONEncodeError, RecursionError, a raising __repr__ ...
-            _logger.debug(
-                "value of type %s is not JSON-serialisable (%s); recorded its repr", type(value).__qualname__, error
+            _logger.debug(  # the error's type only: its message may quote the value
+                "value of type %s is not JSON-serialisable (%s); recorded its repr",
+                type(value).__qualname__,
+                type(error).__name__,
             )
             data = orjson.dumps(bounded_repr(value))
         text = data.decode()

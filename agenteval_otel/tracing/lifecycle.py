@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import Any, Final, Literal, get_args
 
 from opentelemetry import context as otel_context
-from opentelemetry.trace import INVALID_SPAN, Span
+from opentelemetry.trace import INVALID_SPAN, Span, Tracer, TracerProvider
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.tracing._steps import (
@@ -56,6 +56,7 @@ from agenteval_otel.tracing._steps import (
 )
 from agenteval_otel.tracing.content import active_policy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.providers import tracer_of
 
 __all__ = ["StepKind", "StepRun", "start_step"]
 
@@ -75,6 +76,9 @@ _OPTIONS: Final[dict[str, frozenset[str]]] = {
     attr.STEP_CONDITIONAL: frozenset({"branches"}),
 }
 """The options that apply to each kind of step; the others are ignored (logged)."""
+
+_CONTENT_OPTIONS: Final = frozenset({"input", "arguments"})
+"""Options carrying content: a log names their type, never their value."""
 
 _MAX_STEPS: Final = 512
 _steps: dict[tuple[Any, ...], Step] = {}
@@ -103,12 +107,17 @@ class StepRun:
         self.span: Span = INVALID_SPAN
 
     def _start(
-        self, step: Step, args: tuple[Any, ...], kwargs: Mapping[str, Any], parent: otel_context.Context
+        self,
+        step: Step,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        parent: otel_context.Context,
+        tracer: Tracer | None = None,
     ) -> bool:
         """Start ``step`` under ``parent`` (not current yet); ``False`` when no span was started."""
         self._step = step
         self._ended = False
-        opened = step.begin(parent, args, kwargs)
+        opened = step.begin(parent, args, kwargs, tracer)
         if opened is None:
             return False
         self.span, self._pending, self._context = opened
@@ -222,6 +231,7 @@ def start_step(
     description: str | None = None,
     tool_type: str | None = None,
     parent_context: otel_context.Context | None = None,
+    tracer_provider: TracerProvider | None = None,
 ) -> StepRun:
     """Start a step of ``kind`` under ``parent_context`` (default: the current context); not current yet.
 
@@ -234,7 +244,8 @@ def start_step(
     ``gen_ai.provider.name``. ``branches``: a conditional's value → branch mapping.
     ``description``/``tool_type``: static attributes of an agent or tool. Options that do not
     apply to ``kind`` are logged and ignored; an unknown ``kind`` is logged and gives a step that
-    records nothing (the caller's code runs on untraced).
+    records nothing (the caller's code runs on untraced). ``tracer_provider``: the provider this
+    step's span is started on (default: ``current_provider()``, where our steps go).
     """
     run = StepRun()
     if kind not in _KINDS:
@@ -256,8 +267,22 @@ def start_step(
         parent_context=parent_context,
     )
     if prepared is not None:
-        run._start(*prepared)
+        run._start(*prepared, _tracer(tracer_provider))
     return run
+
+
+def _tracer(provider: object) -> Tracer | None:
+    """Our tracer on ``provider``; ``None`` (the current one) when none is given or it is no provider (logged)."""
+    if provider is None:
+        return None
+    if not isinstance(provider, TracerProvider):
+        _logger.warning("tracer_provider=%r is not a TracerProvider; using the current one", provider)
+        return None
+    try:
+        return tracer_of(provider)
+    except Exception:
+        _logger.warning("cannot get a tracer from %r; using the current one", provider, exc_info=True)
+        return None
 
 
 def _prepare(
@@ -289,7 +314,8 @@ def _check_options(kind: str, options: Mapping[str, Any]) -> None:
     for option, value in options.items():
         if value is None or option in applies or (option == "role" and value == "assistant"):
             continue
-        _logger.warning("%s=%r does not apply to a %s step; ignored", option, value, kind)
+        shown = f"<{type(value).__name__}>" if option in _CONTENT_OPTIONS else repr(value)
+        _logger.warning("%s=%s does not apply to a %s step; ignored", option, shown, kind)
 
 
 def _text(value: object, option: str) -> str | None:
@@ -310,7 +336,7 @@ def _arguments(arguments: object) -> dict[str, Any]:
     if isinstance(arguments, Mapping):
         return dict(arguments)
     if arguments is not None:
-        _logger.warning("tool arguments %r are not a mapping; not recorded", arguments)
+        _logger.warning("tool arguments of type %s are not a mapping; not recorded", type(arguments).__name__)
     return {}
 
 

@@ -43,9 +43,14 @@ def current_tracer() -> Tracer:
     cached_provider, tracer = _cache
     if provider is cached_provider and tracer is not None:
         return tracer
-    tracer = provider.get_tracer(INSTRUMENTATION_NAME, _VERSION)
+    tracer = tracer_of(provider)
     _cache = (provider, tracer)
     return tracer
+
+
+def tracer_of(provider: TracerProvider) -> Tracer:
+    """Our tracer (our instrumentation name and version) on ``provider``."""
+    return provider.get_tracer(INSTRUMENTATION_NAME, _VERSION)
 
 
 def route_to_provider(provider: TracerProvider) -> None:

@@ -54,8 +54,9 @@ class TrajectoryProcessor(SpanProcessor):
     ``trace_ttl_s`` drops a trace whose local root has not ended after that many seconds, and
     when more than ``max_open_traces`` are open the longest-quiet one is dropped.
     Trajectories with nothing of an agent run in them (no steps, input or response) are not
-    passed on. ``clock`` is the monotonic clock used for the time-to-live; ``readers`` the
-    convention readers (default: the installed ones, then ours).
+    passed on unless ``skip_empty=False`` (a live evaluation waiting for each of its traces, even
+    one recorded with content capture off, passes that). ``clock`` is the monotonic clock used for
+    the time-to-live; ``readers`` the convention readers (default: the installed ones, then ours).
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class TrajectoryProcessor(SpanProcessor):
         max_queued_traces: int = 512,
         trace_ttl_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        skip_empty: bool = True,
         readers: Sequence[Reader] | None = None,
     ) -> None:
         if group not in ("invocation", "trace"):
@@ -76,6 +78,7 @@ class TrajectoryProcessor(SpanProcessor):
         self._callbacks: tuple[TrajectoryCallback, ...] = tuple(callbacks)
         self._readers = None if readers is None else tuple(readers)
         self._split = group == "invocation"
+        self._skip_empty = skip_empty
         self._ttl = trace_ttl_s
         self._lock = threading.Lock()
         self._buffer: TraceBuffer[ReadableSpan] = TraceBuffer(
@@ -209,7 +212,7 @@ class TrajectoryProcessor(SpanProcessor):
             logger.exception("TrajectoryProcessor: could not assemble a trace of %d spans", len(spans))
             return
         for trajectory in trajectories:
-            if trajectory.is_empty:
+            if trajectory.is_empty and self._skip_empty:
                 continue
             self.delivered += 1
             for callback in self._callbacks:

@@ -24,6 +24,7 @@ from agenteval_otel.traces import (
     Transport,
     UrllibTransport,
 )
+from agenteval_otel.traces.jaeger_client import mask_url
 from agenteval_otel.trajectory.spans import normalize_trace_id
 
 QUERY_RESPONSE = (
@@ -292,3 +293,36 @@ def test_a_transport_is_anything_with_handle_request() -> None:
     assert isinstance(UrllibTransport(), Transport)
     with pytest.raises(TypeError, match="transport"):
         JaegerClient("http://jaeger.test", transport=object())  # type: ignore[arg-type]
+
+
+# --- credentials never reach a message ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("http://user:s3cret@jaeger:16686", "http://user:***@jaeger:16686"),
+        ("https://s3cret@jaeger/api/traces", "https://***@jaeger/api/traces"),
+        ("http://jaeger/api?service=a&api_key=s3cret&X-Auth-Token=s3cret", "http://jaeger/api?service=a&api_key=***&X-Auth-Token=***"),
+        ("http://jaeger:16686/api/traces?service=svc&limit=20", "http://jaeger:16686/api/traces?service=svc&limit=20"),
+        ("http://u:s3cret@[::1/x", "http://***@[::1/x"),
+    ],
+)
+def test_mask_url_hides_credentials_and_secret_parameters(url: str, masked: str) -> None:
+    assert mask_url(url) == masked
+
+
+def test_messages_name_the_url_without_its_credentials() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(TraceReadError, match="cannot reach") as unreachable:
+        JaegerClient(f"http://admin:s3cret@127.0.0.1:{port}", timeout=2).find_traces("svc")
+    failing = MockTransport(lambda request: HttpResponse(503, b"", reason="Service Unavailable"))
+    with pytest.raises(TraceReadError, match="503") as refused:
+        JaegerClient("http://admin:s3cret@jaeger:16686", transport=failing).find_traces("svc")
+    not_json = MockTransport(lambda request: HttpResponse(200, b"<html>"))
+    with pytest.raises(TraceReadError, match="invalid JSON") as garbled:
+        JaegerClient("http://admin:s3cret@jaeger:16686", transport=not_json).get_trace("ab" * 16)
+    with pytest.raises(ValueError) as bad:
+        JaegerClient("ftp://admin:s3cret@jaeger")
+    for error in (unreachable, refused, garbled, bad):
+        assert "s3cret" not in str(error.value) and "admin:***@" in str(error.value)

@@ -318,3 +318,71 @@ def test_str_stays_str_in_text_and_is_json_encoded_in_json() -> None:
 def test_bad_policy_arguments_fail_at_construction(bad: dict[str, Any]) -> None:
     with pytest.raises((TypeError, ValueError, re.error)):
         ContentPolicy(**bad)
+
+
+# --- redaction keys add to the defaults; replacing them is explicit ------------------------------
+def test_redact_keys_add_to_the_default_keys(spans: Any, provider: Any) -> None:
+    policy = ContentPolicy(redact_keys=("ssn",))
+    assert policy.redact_keys == (*DEFAULT_REDACT_KEYS, "ssn")
+    assert "'password'" in repr(policy) and "'ssn'" in repr(policy)
+    configure(tracer_provider=provider, set_global=False, content_policy=policy)
+
+    @tool
+    def sign_up(ssn: str, password: str, token: str, city: str) -> None:
+        return None
+
+    sign_up("123-45-6789", "hunter2", "tok-1", "Oslo")
+    arguments = json.loads(spans.attributes("execute_tool sign_up")["gen_ai.tool.call.arguments"])
+    assert arguments == {"ssn": REDACTED, "password": REDACTED, "token": REDACTED, "city": "Oslo"}
+
+
+def test_replacing_the_default_keys_is_explicit() -> None:
+    policy = ContentPolicy(redact_keys=("ssn",), replace_default_keys=True)
+    assert policy.redact_keys == ("ssn",)
+    assert policy.is_sensitive("ssn") and not policy.is_sensitive("password")
+    assert json.loads(policy.json({"ssn": 1, "password": "p"})) == {"ssn": REDACTED, "password": "p"}
+    # equal keys whatever the spelling: the defaults are not added twice, replace() keeps the keys
+    assert ContentPolicy(redact_keys=(*DEFAULT_REDACT_KEYS, "ssn")) == ContentPolicy(redact_keys=("ssn",))
+    assert dataclasses.replace(policy, max_length=5).redact_keys == ("ssn",)
+    assert dataclasses.replace(ContentPolicy(redact_keys=("ssn",)), max_length=5).redact_keys == (
+        *DEFAULT_REDACT_KEYS,
+        "ssn",
+    )
+
+
+# --- a policy given to configure() follows the environment unless it says otherwise --------------
+def test_a_policy_given_to_configure_keeps_the_environments_no_content(
+    spans: Any, provider: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CAPTURE_CONTENT_ENV, "NO_CONTENT")
+    policy = ContentPolicy(redact_patterns=(r"sk-\w+",))
+    handle = configure(tracer_provider=provider, set_global=False, content_policy=policy)
+    assert handle.content_policy.capture is False
+    _run_every_step()
+    assert not {key for span in spans.all() for key in span.attributes} & CONTENT_KEYS
+
+
+@pytest.mark.parametrize(
+    ("policy", "capture_content", "captured"),
+    [
+        (ContentPolicy(capture=True), None, True),
+        (ContentPolicy(capture=False), True, True),
+        (ContentPolicy(capture=True), False, False),
+    ],
+)
+def test_explicit_capture_in_the_policy_or_configure_wins_over_the_environment(
+    provider: Any, monkeypatch: pytest.MonkeyPatch, policy: ContentPolicy, capture_content: Any, captured: bool
+) -> None:
+    monkeypatch.setenv(CAPTURE_CONTENT_ENV, "NO_CONTENT")
+    handle = configure(
+        tracer_provider=provider, set_global=False, content_policy=policy, capture_content=capture_content
+    )
+    assert handle.content_policy.capture is captured
+    handle.shutdown(timeout=1)
+
+
+def test_a_standalone_policy_reads_the_environment_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CAPTURE_CONTENT_ENV, "NO_CONTENT")
+    assert ContentPolicy().capture is False
+    monkeypatch.delenv(CAPTURE_CONTENT_ENV)
+    assert ContentPolicy().capture is True

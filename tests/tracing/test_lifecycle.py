@@ -12,6 +12,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, StatusCode
 
@@ -301,6 +303,20 @@ def test_an_explicit_parent_context_is_used(spans: Any) -> None:
     run.end()
     root.end()
     assert spans.named("execute_tool remote_child").parent.span_id == spans.named("invoke_agent root").context.span_id
+
+
+def test_a_step_can_start_on_a_given_provider(spans: Any, caplog: pytest.LogCaptureFixture) -> None:
+    other = TracerProvider()
+    elsewhere = InMemorySpanExporter()
+    other.add_span_processor(SimpleSpanProcessor(elsewhere))
+    with start_step("agent", "there", tracer_provider=other):
+        start_step("tool", "inside").end()  # a child: on the routed provider, in the same trace
+    start_step("agent", "bad", tracer_provider="not a provider").end()  # type: ignore[arg-type]
+    (there,) = elsewhere.get_finished_spans()
+    assert there.name == "invoke_agent there"
+    assert spans.named("execute_tool inside").parent.span_id == there.context.span_id
+    assert spans.named("invoke_agent bad")
+    assert [r.getMessage() for r in _ours(caplog) if "tracer_provider=" in r.getMessage()]
 
 
 def test_a_conversation_id_reaches_the_steps_inside(spans: Any) -> None:

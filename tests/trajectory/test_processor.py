@@ -67,6 +67,22 @@ def test_a_trajectory_is_handed_over_when_the_root_ends(provider: TracerProvider
     assert processor.delivered == 2
 
 
+@pytest.mark.parametrize(("skip_empty", "delivered"), [(True, 0), (False, 1)])
+def test_an_empty_trajectory_is_handed_over_only_when_asked(
+    provider: TracerProvider, skip_empty: bool, delivered: int
+) -> None:
+    received: list[Trajectory] = []
+    processor = TrajectoryProcessor(received.append, group="trace", skip_empty=skip_empty)
+    provider.add_span_processor(processor)
+    with provider.get_tracer("test").start_as_current_span(
+        "invoke_agent quiet", attributes={"agenteval.step.type": "agent", "gen_ai.agent.name": "quiet"}
+    ):
+        pass  # recorded with content capture off: no input, no output, no steps
+    assert processor.force_flush(5000)
+    assert len(received) == processor.delivered == delivered
+    assert all(trajectory.is_empty for trajectory in received)
+
+
 def test_concurrent_runs_never_mix(provider: TracerProvider) -> None:
     received: list[Trajectory] = []
     lock = threading.Lock()
