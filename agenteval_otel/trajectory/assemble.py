@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from agenteval_otel.semconv import EVAL_ID
@@ -27,7 +27,7 @@ from agenteval_otel.trajectory.conventions import (
     SpanRole,
     read_span,
 )
-from agenteval_otel.trajectory.conventions.values import text_from
+from agenteval_otel.trajectory.conventions.values import is_object_repr, text_from
 from agenteval_otel.trajectory.messages import MessageContent
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.steps import TrajectoryStep
@@ -86,7 +86,32 @@ def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
+    for span in ordered:
+        if span.reading is not None and span.reading.role is SpanRole.MODEL and not _is_model_call(span):
+            span.reading = replace(span.reading, role=SpanRole.IGNORED)
     return ordered
+
+
+def _has_model_below(span: _Span) -> bool:
+    stack = list(span.children)
+    while stack:
+        child = stack.pop()
+        if child.reading is not None and child.reading.role is SpanRole.MODEL:
+            return True
+        stack.extend(child.children)
+    return False
+
+
+def _is_model_call(span: _Span) -> bool:
+    """A model span is one model call unless it wraps another model span (a framework's wrapper
+    around the client's own span: one call, read from the innermost) or is an OpenInference LLM
+    span with no messages and no token counts (a preparation step, no call made)."""
+    reading = span.reading
+    assert reading is not None
+    if _has_model_below(span):
+        return False
+    return not (reading.convention == "openinference" and not reading.input_messages
+                and not reading.output_messages and reading.usage is None)
 
 
 def _key(span: _Span) -> tuple[int, int]:
@@ -256,11 +281,11 @@ def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) 
 
 
 def _requested_steps(
-    record: SpanRecord, reading: SpanReading, requested: _Requested, agent_names: set[str]
+    record: SpanRecord, reading: SpanReading, requested: _Requested, agent_names: set[str], phantoms: set[str]
 ) -> list[TrajectoryStep]:
     steps = []
     for call in reading.requested_tool_calls:
-        if _is_handoff(call, agent_names):
+        if _is_handoff(call, agent_names) or call.name in phantoms:
             continue
         metadata: dict[str, Any] = {"requested": True}
         if call.args is None and call.raw_args is not None:
@@ -280,7 +305,9 @@ def _requested_steps(
     return steps
 
 
-def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]]) -> list[TrajectoryStep]:
+def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]], phantoms: set[str]) -> list[TrajectoryStep]:
+    """The steps of an invocation; requested calls of ``phantoms`` (tools whose spans were
+    recognised as not being steps, e.g. a framework's built-in ``final_answer``) are not steps."""
     readings = [reading for _, reading in scope]
     requested = _Requested(readings)
     has_tool_spans = any(r.role is SpanRole.TOOL for r in readings)
@@ -310,7 +337,7 @@ def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]]) -> list[TrajectorySt
                 metadata["model"] = reading.name
             steps.append(TrajectoryStep.message(role, _output_text(reading), **fields))
             if not has_tool_spans:
-                steps.extend(_requested_steps(record, reading, requested, agent_names))
+                steps.extend(_requested_steps(record, reading, requested, agent_names, phantoms))
     return steps
 
 
@@ -339,7 +366,7 @@ def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanRead
         if agent.output_is_final:
             return agent.output if isinstance(agent.output, str) else str(agent.output)
         text = text_from(agent.output, "assistant")
-        if text is not None and text.strip():
+        if text is not None and text.strip() and not is_object_repr(text):
             return text.strip()
     for reading in reversed(responders):
         if reading.role is SpanRole.MODEL:
@@ -411,8 +438,9 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     root = scope[0].record
+    phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
     return Trajectory(
-        steps=_steps(read),
+        steps=_steps(read, phantoms),
         trace_ids=trace_ids,
         trace_id=root.trace_id,
         span_id=root.span_id,
@@ -438,8 +466,9 @@ def trajectories_from_trace(
     the trace has more than one), else one for the whole trace. ``readers``: the convention
     readers to use (default: the installed ones, then ours)."""
     ordered = _tree(records, readers)
-    if not ordered:
-        return []
+    readings = [span.reading for span in ordered if span.reading is not None]
+    if not ordered or (readings and all(r.role is SpanRole.IGNORED for r in readings)):
+        return []  # nothing, or only spans known not to be a run (a framework building an agent)
     if split:
         scopes = _invocations(ordered)
         if len(scopes) > 1:

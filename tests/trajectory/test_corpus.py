@@ -15,6 +15,11 @@ from agenteval_otel.trajectory import StepType, Trajectory
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
 RUNS = sorted(CORPUS.glob("*/*.ground_truth.json"))
+NAMES_ONLY = {
+    "autogen_builtin": "AutoGen's built-in tracing records tool names and call ids, no arguments, results, "
+                       "model calls, user input or final answer",
+}
+"""Producers that record no content: their runs read to the tool names, nothing is made up."""
 
 
 def _files(truth: Path) -> list[Path]:
@@ -37,7 +42,12 @@ def test_run_reads_to_its_ground_truth(truth_path: Path) -> None:
     turns = _turns(truth)
     assert len(trajectories) == len(turns)
     for trajectory, turn in zip(trajectories, turns, strict=True):
-        assert _tool_calls(trajectory) == [(c["tool_name"], c["args"]) for c in turn["expected_tool_trajectory"]]
+        expected = [(c["tool_name"], c["args"]) for c in turn["expected_tool_trajectory"]]
+        if truth_path.parent.name in NAMES_ONLY:
+            assert _tool_calls(trajectory) == [(name, {}) for name, _ in expected]
+            assert (trajectory.user_input, trajectory.final_response) == (None, None)
+            continue
+        assert _tool_calls(trajectory) == expected
         assert trajectory.final_response == turn["final_response"]
         assert trajectory.user_input == turn["user_prompt"]
 

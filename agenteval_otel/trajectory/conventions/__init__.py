@@ -7,7 +7,8 @@ None``, tried in order:
 4. ``read_openinference`` — OpenInference;
 5. ``read_openllmetry`` — OpenLLMetry / Traceloop;
 6. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
-7. ``read_span_name`` — span-name fallbacks.
+7. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
+8. ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -40,6 +41,7 @@ from typing import Any
 from agenteval_otel.trajectory.conventions.adk import read_adk
 from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
+from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
@@ -81,6 +83,7 @@ READERS: tuple[Reader, ...] = (
     read_openinference,
     read_openllmetry,
     read_adk,
+    read_haystack,
     read_span_name,
 )
 """The convention readers, in the order they are tried."""

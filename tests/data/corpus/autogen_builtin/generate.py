@@ -30,13 +30,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from scripted_openai import WEATHER, serve  # noqa: E402
-
 from importlib.metadata import version  # noqa: E402
 
 from autogen_agentchat.agents import AssistantAgent  # noqa: E402
 from autogen_agentchat.messages import ToolCallExecutionEvent, ToolCallRequestEvent  # noqa: E402
 from autogen_ext.models.openai import OpenAIChatCompletionClient  # noqa: E402
+from scripted_openai import WEATHER, serve  # noqa: E402
 
 PRODUCER = (f"autogen-core=={version('autogen-core')} built-in OpenTelemetry tracing + "
             f"autogen-agentchat=={version('autogen-agentchat')} + autogen-ext=={version('autogen-ext')}")

@@ -38,13 +38,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from scripted_openai import WEATHER, serve  # noqa: E402
-
 from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from openinference.instrumentation import using_session  # noqa: E402
 from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
 from openinference.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
+from scripted_openai import WEATHER, serve  # noqa: E402
 
 PRODUCER = (f"openinference-instrumentation-crewai=={version('openinference-instrumentation-crewai')} + "
             f"openinference-instrumentation-openai=={version('openinference-instrumentation-openai')} + "

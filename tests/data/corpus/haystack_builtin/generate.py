@@ -38,8 +38,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from scripted_openai import WEATHER, serve  # noqa: E402
-
 from haystack import tracing  # noqa: E402
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: E402
@@ -47,6 +45,7 @@ from haystack.dataclasses import ChatMessage  # noqa: E402
 from haystack.tools import Tool  # noqa: E402
 from haystack.utils import Secret  # noqa: E402
 from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer  # noqa: E402
+from scripted_openai import WEATHER, serve  # noqa: E402
 
 PRODUCER = (f"opentelemetry-haystack=={version('opentelemetry-haystack')} (Haystack OpenTelemetryTracer, "
             f"content tracing on) + haystack-ai=={version('haystack-ai')}")
