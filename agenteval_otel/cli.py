@@ -50,11 +50,29 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
     from agenteval_otel.traces.files import read_trajectories
     from agenteval_otel.trajectory.render import trajectories_json, trajectories_table
 
-    found = read_trajectories(args.files, group=args.group)  # skipped lines are logged
+    if args.explain:
+        return _explain(args)
+    found = read_trajectories(args.files, group=args.group, logs=args.logs or ())  # skipped lines are logged
     if args.format == "json":
         print(trajectories_json(found.trajectories))
     else:
         Console().print(trajectories_table(found.trajectories))
+    return EXIT_OK
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """Print, trace by trace, which reader read each span and what it read."""
+    from agenteval_otel.traces.files import spans_with_logs
+    from agenteval_otel.trajectory.explain import explain
+
+    _, spans = spans_with_logs(args.files, args.logs or ())
+    traces: dict[str, list[Any]] = {}
+    for record in spans:
+        traces.setdefault(record.trace_id, []).append(record)
+    for trace_id, records in traces.items():
+        print(f"trace {trace_id}")
+        for explanation in explain(records):
+            print("  " + explanation.line())
     return EXIT_OK
 
 
@@ -252,7 +270,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     files = _report_files(args)
     with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks,
-                                           runs="all" if args.all_runs else "latest"),
+                                           runs="all" if args.all_runs else "latest",
+                                           logs=args.logs or ()),
                           "aevaluate_traces")
     return _finish(report, args, files)
 
@@ -280,6 +299,11 @@ def _build_parser() -> argparse.ArgumentParser:
         default="invocation",
         help="one trajectory per trace, per agent invocation (default) or per conversation",
     )
+    trajectory.add_argument("--logs", nargs="+", metavar="FILE",
+                            help="OTLP/JSON log files whose records carry the spans' content "
+                                 "(log files given as FILE are recognised too)")
+    trajectory.add_argument("--explain", action="store_true",
+                            help="show, per span, which convention reader read it and what it read")
     trajectory.set_defaults(handler=_cmd_trajectory)
 
     run = sub.add_parser("run", help="run an agent over an eval set and score it")
@@ -299,6 +323,8 @@ def _build_parser() -> argparse.ArgumentParser:
     offline.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
     offline.add_argument("--traces", nargs="+", metavar="FILE",
                          help="trace files: OTLP/JSON (lines), OTLP protobuf or Jaeger JSON")
+    offline.add_argument("--logs", nargs="+", metavar="FILE",
+                         help="OTLP/JSON log files whose records carry the spans' content")
     offline.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
     offline.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
     offline.add_argument("--lookback", type=_lookback, default="1h",

@@ -35,7 +35,9 @@ from agenteval_otel.evaluation.scoring import (
 )
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.evaluation.sync import run_sync
+from agenteval_otel.traces.files import spans_with_logs
 from agenteval_otel.trajectory.assemble import iter_trajectories
+from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -227,8 +229,10 @@ def iter_matches(
         if slot.runs:
             yield slot.result()
 
-def _runs(source: TraceSource) -> Iterator[Trajectory]:
-    """Trajectories from any source, streamed."""
+def _runs(
+    source: TraceSource, logs: Sequence[PathLike] = (), readers: Sequence[Reader] | None = None
+) -> Iterator[Trajectory]:
+    """Trajectories from any source, streamed (log records of ``logs`` joined to trace files' spans)."""
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     items = iter(source)  # type: ignore[arg-type]
@@ -239,12 +243,10 @@ def _runs(source: TraceSource) -> Iterator[Trajectory]:
     if isinstance(first, Trajectory):
         yield from items  # type: ignore[misc]
     elif isinstance(first, SpanRecord):
-        yield from iter_trajectories(items, group="invocation")  # type: ignore[arg-type]
+        yield from iter_trajectories(items, group="invocation", readers=readers)  # type: ignore[arg-type]
     else:
-        from agenteval_otel.traces.files import read_spans
-
-        files = [read_spans(path) for path in items]  # type: ignore[arg-type]
-        yield from iter_trajectories(itertools.chain.from_iterable(files), group="invocation")
+        _, spans = spans_with_logs(items, logs)  # type: ignore[arg-type]
+        yield from iter_trajectories(spans, group="invocation", readers=readers)
 
 @contextmanager
 def _rare_full_collections() -> Iterator[None]:
@@ -271,6 +273,8 @@ async def aevaluate_traces(
     sinks: Sequence[EvaluationSink] = (),
     criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
     runs: RunChoice = "latest",
+    logs: Sequence[PathLike] = (),
+    readers: Sequence[Reader] | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`).
 
@@ -285,7 +289,7 @@ async def aevaluate_traces(
     pending = [case for case in eval_set.eval_cases if case.eval_id not in scored]
     set_aside = 0
     with _rare_full_collections():
-        for case, case_runs, older in iter_matches(pending, _runs(source), keep=runs):
+        for case, case_runs, older in iter_matches(pending, _runs(source, logs, readers), keep=runs):
             results = []
             for turns in case_runs:
                 one = await scorer.score_case(
@@ -323,6 +327,8 @@ def evaluate_traces(
     sinks: Sequence[EvaluationSink] = (),
     criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
     runs: RunChoice = "latest",
+    logs: Sequence[PathLike] = (),
+    readers: Sequence[Reader] | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs recorded earlier.
 
@@ -332,11 +338,13 @@ def evaluate_traces(
     ``agenteval run`` appends to the same file), ``runs="latest"`` scores the most recent one
     and counts the older ones in the result's ``set_aside_runs`` (and a warning);
     ``runs="all"`` scores every run as repeated runs (pass@1, pass@k, pass^k in ``metrics``).
-    Each case result also goes to ``sinks`` once the source is read. Use
+    Each case result also goes to ``sinks`` once the source is read. ``logs``: OTLP/JSON log
+    files whose records carry the spans' content (log files among the trace paths are recognised
+    too); ``readers``: the convention readers (default: the installed ones, then ours). Use
     :func:`aevaluate_traces` inside an event loop.
     """
     return run_sync(
         aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s,
-                         runs=runs),
+                         runs=runs, logs=logs, readers=readers),
         "aevaluate_traces",
     )

@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from agenteval_otel.semconv import EVAL_ID
 from agenteval_otel.trajectory.buffer import TraceBuffer
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
+    Reader,
     RequestedToolCall,
     SpanReading,
     SpanRole,
     read_span,
 )
-from agenteval_otel.trajectory.conventions.values import text_from
+from agenteval_otel.trajectory.conventions.values import is_object_repr, text_from
 from agenteval_otel.trajectory.messages import MessageContent
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.steps import TrajectoryStep
@@ -77,15 +78,40 @@ def _link(records: Iterable[SpanRecord]) -> list[_Span]:
     return _depth_first(roots, spans)
 
 
-def _tree(records: Iterable[SpanRecord]) -> list[_Span]:
+def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None) -> list[_Span]:
     """The spans of one trace in tree order, each read, router readings checked."""
     ordered = _link(records)
     for span in ordered:
-        span.reading = read_span(span.record)
+        span.reading = read_span(span.record, readers)
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
+    for span in ordered:
+        if span.reading is not None and span.reading.role is SpanRole.MODEL and not _is_model_call(span):
+            span.reading = replace(span.reading, role=SpanRole.IGNORED)
     return ordered
+
+
+def _has_model_below(span: _Span) -> bool:
+    stack = list(span.children)
+    while stack:
+        child = stack.pop()
+        if child.reading is not None and child.reading.role is SpanRole.MODEL:
+            return True
+        stack.extend(child.children)
+    return False
+
+
+def _is_model_call(span: _Span) -> bool:
+    """A model span is one model call unless it wraps another model span (a framework's wrapper
+    around the client's own span: one call, read from the innermost) or is an OpenInference LLM
+    span with no messages and no token counts (a preparation step, no call made)."""
+    reading = span.reading
+    assert reading is not None
+    if _has_model_below(span):
+        return False
+    return not (reading.convention == "openinference" and not reading.input_messages
+                and not reading.output_messages and reading.usage is None)
 
 
 def _key(span: _Span) -> tuple[int, int]:
@@ -255,11 +281,11 @@ def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) 
 
 
 def _requested_steps(
-    record: SpanRecord, reading: SpanReading, requested: _Requested, agent_names: set[str]
+    record: SpanRecord, reading: SpanReading, requested: _Requested, agent_names: set[str], phantoms: set[str]
 ) -> list[TrajectoryStep]:
     steps = []
     for call in reading.requested_tool_calls:
-        if _is_handoff(call, agent_names):
+        if _is_handoff(call, agent_names) or call.name in phantoms:
             continue
         metadata: dict[str, Any] = {"requested": True}
         if call.args is None and call.raw_args is not None:
@@ -279,7 +305,9 @@ def _requested_steps(
     return steps
 
 
-def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]]) -> list[TrajectoryStep]:
+def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]], phantoms: set[str]) -> list[TrajectoryStep]:
+    """The steps of an invocation; requested calls of ``phantoms`` (tools whose spans were
+    recognised as not being steps, e.g. a framework's built-in ``final_answer``) are not steps."""
     readings = [reading for _, reading in scope]
     requested = _Requested(readings)
     has_tool_spans = any(r.role is SpanRole.TOOL for r in readings)
@@ -309,7 +337,7 @@ def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]]) -> list[TrajectorySt
                 metadata["model"] = reading.name
             steps.append(TrajectoryStep.message(role, _output_text(reading), **fields))
             if not has_tool_spans:
-                steps.extend(_requested_steps(record, reading, requested, agent_names))
+                steps.extend(_requested_steps(record, reading, requested, agent_names, phantoms))
     return steps
 
 
@@ -338,7 +366,7 @@ def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanRead
         if agent.output_is_final:
             return agent.output if isinstance(agent.output, str) else str(agent.output)
         text = text_from(agent.output, "assistant")
-        if text is not None and text.strip():
+        if text is not None and text.strip() and not is_object_repr(text):
             return text.strip()
     for reading in reversed(responders):
         if reading.role is SpanRole.MODEL:
@@ -410,8 +438,9 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     root = scope[0].record
+    phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
     return Trajectory(
-        steps=_steps(read),
+        steps=_steps(read, phantoms),
         trace_ids=trace_ids,
         trace_id=root.trace_id,
         span_id=root.span_id,
@@ -430,12 +459,16 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
 # --- public API -------------------------------------------------------------------------------
 
 
-def trajectories_from_trace(records: Iterable[SpanRecord], *, split: bool = True) -> list[Trajectory]:
+def trajectories_from_trace(
+    records: Iterable[SpanRecord], *, split: bool = True, readers: Sequence[Reader] | None = None
+) -> list[Trajectory]:
     """The trajectories of one trace: one per outermost agent invocation when ``split`` (and
-    the trace has more than one), else one for the whole trace."""
-    ordered = _tree(records)
-    if not ordered:
-        return []
+    the trace has more than one), else one for the whole trace. ``readers``: the convention
+    readers to use (default: the installed ones, then ours)."""
+    ordered = _tree(records, readers)
+    readings = [span.reading for span in ordered if span.reading is not None]
+    if not ordered or (readings and all(r.role is SpanRole.IGNORED for r in readings)):
+        return []  # nothing, or only spans known not to be a run (a framework building an agent)
     if split:
         scopes = _invocations(ordered)
         if len(scopes) > 1:
@@ -466,24 +499,32 @@ def _check_grouping(group: str) -> None:
         raise ValueError(f"group must be one of {', '.join(GROUPINGS)}, got {group!r}")
 
 
-def build_trajectories(records: Iterable[SpanRecord], *, group: Grouping = "invocation") -> list[Trajectory]:
+def build_trajectories(
+    records: Iterable[SpanRecord], *, group: Grouping = "invocation", readers: Sequence[Reader] | None = None
+) -> list[Trajectory]:
     """Every trajectory in ``records`` (any number of traces, any order), by start time.
 
     ``group``: ``"trace"`` (one per trace), ``"invocation"`` (one per agent invocation) or
-    ``"conversation"`` (invocations joined by conversation id).
+    ``"conversation"`` (invocations joined by conversation id). ``readers``: the convention
+    readers (default: the installed ones, then ours).
     """
     _check_grouping(group)
     traces: dict[str, list[SpanRecord]] = {}
     for record in records:
         traces.setdefault(record.trace_id, []).append(record)
-    found = [t for spans in traces.values() for t in trajectories_from_trace(spans, split=group != "trace")]
+    found = [t for spans in traces.values()
+             for t in trajectories_from_trace(spans, split=group != "trace", readers=readers)]
     if group == "conversation":
         return join_conversations(found)
     return sorted(found, key=_start)
 
 
 def iter_trajectories(
-    records: Iterable[SpanRecord], *, group: Grouping = "invocation", linger: int = 1000
+    records: Iterable[SpanRecord],
+    *,
+    group: Grouping = "invocation",
+    linger: int = 1000,
+    readers: Sequence[Reader] | None = None,
 ) -> Iterator[Trajectory]:
     """Trajectories from a stream of spans, trace by trace as traces complete; memory stays
     bounded by the open traces. With ``group="conversation"`` the (small) trajectories are held
@@ -499,7 +540,7 @@ def iter_trajectories(
         for trace in buffer.flush():
             yield trace.items
 
-    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace"))
+    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace", readers=readers))
     if group == "conversation":
         yield from join_conversations(found)
     else:

@@ -33,6 +33,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from agenteval_otel.semconv import EVALUATION_SPAN
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.buffer import BufferedTrace, TraceBuffer
+from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -55,7 +56,7 @@ class TrajectoryProcessor(SpanProcessor):
     Trajectories with nothing of an agent run in them (no steps, input or response) are not
     passed on unless ``skip_empty=False`` (a live evaluation waiting for each of its traces, even
     one recorded with content capture off, passes that). ``clock`` is the monotonic clock used for
-    the time-to-live.
+    the time-to-live; ``readers`` the convention readers (default: the installed ones, then ours).
     """
 
     def __init__(
@@ -68,12 +69,14 @@ class TrajectoryProcessor(SpanProcessor):
         trace_ttl_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         skip_empty: bool = True,
+        readers: Sequence[Reader] | None = None,
     ) -> None:
         if group not in ("invocation", "trace"):
             raise ValueError(f"group must be 'invocation' or 'trace', got {group!r}")
         if min(max_open_traces, max_spans_per_trace, max_queued_traces) < 1 or trace_ttl_s <= 0:
             raise ValueError("bounds must be at least 1 and trace_ttl_s positive")
         self._callbacks: tuple[TrajectoryCallback, ...] = tuple(callbacks)
+        self._readers = None if readers is None else tuple(readers)
         self._split = group == "invocation"
         self._skip_empty = skip_empty
         self._ttl = trace_ttl_s
@@ -204,7 +207,7 @@ class TrajectoryProcessor(SpanProcessor):
     def _deliver(self, spans: Sequence[ReadableSpan]) -> None:
         try:
             records = [SpanRecord.from_readable_span(span) for span in spans]
-            trajectories = trajectories_from_trace(records, split=self._split)
+            trajectories = trajectories_from_trace(records, split=self._split, readers=self._readers)
         except Exception:  # noqa: BLE001 - one bad trace must not stop the worker
             logger.exception("TrajectoryProcessor: could not assemble a trace of %d spans", len(spans))
             return

@@ -109,18 +109,21 @@ class SpanRecord:
 
     @property
     def error(self) -> str | None:
-        """Why the span failed (status description or exception message); ``None`` if it did not."""
-        if not self.status.is_error:
+        """Why the span failed, ``Type: message`` where the span says both (status description,
+        ``error.type``, the first ``exception`` event); ``None`` if it did not fail (an ERROR
+        status, or an ``error.type`` attribute, marks failure)."""
+        kind = self.attributes.get("error.type")
+        if not self.status.is_error and kind is None:
             return None
-        if self.status.description:
-            return self.status.description
+        message = self.status.description
         for event in self.events:
             if event.name == "exception":
-                message = event.attributes.get("exception.message")
-                kind = event.attributes.get("exception.type")
-                if message or kind:
-                    return ": ".join(str(part) for part in (kind, message) if part)
-        return "error"
+                kind = kind or event.attributes.get("exception.type")
+                message = message or event.attributes.get("exception.message")
+                break
+        if kind and message and not str(message).startswith(str(kind).rsplit(".", 1)[-1]):
+            return f"{kind}: {message}"
+        return str(message or kind or "error")
 
     @property
     def service_name(self) -> str | None:

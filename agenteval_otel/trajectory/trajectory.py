@@ -95,6 +95,7 @@ class Trajectory(BaseModel):
                     "name": step.name,
                     "args": step.args,
                     "result": step.result,
+                    "error": step.error,
                     "timestamp": step.timestamp,
                 }
                 for step in self.steps

@@ -24,7 +24,7 @@ def test_json_output_has_the_documented_shape(weather_runs: Path, capsys) -> Non
         "final_response",
     }
     assert all(
-        set(step) == {"step_type", "name", "args", "result", "timestamp"} for step in trajectory["steps"]
+        set(step) == {"step_type", "name", "args", "result", "error", "timestamp"} for step in trajectory["steps"]
     )
     conditional = next(s for s in trajectory["steps"] if s["step_type"] == "conditional")
     assert (conditional["name"], conditional["result"]) == (

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.trajectory.conventions.genai_events import event_messages, events_from_attribute
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
@@ -55,6 +56,18 @@ def _messages(record: SpanRecord, key: str) -> tuple[ChatMessage, ...]:
     return ()
 
 
+def _content(record: SpanRecord) -> tuple[tuple[ChatMessage, ...], tuple[ChatMessage, ...]]:
+    """The messages sent and received: message attributes (or the details event), else the
+    message events (span events, log records joined to the span, or an ``events`` attribute)."""
+    inputs = _messages(record, attr.GEN_AI_INPUT_MESSAGES)
+    outputs = _messages(record, attr.GEN_AI_OUTPUT_MESSAGES)
+    if inputs or outputs:
+        return inputs, outputs
+    listed = record.attributes.get(attr.EVENTS_ATTRIBUTE)
+    events = [*record.events, *events_from_attribute(listed)] if listed is not None else record.events
+    return event_messages(events)
+
+
 def _last_text(messages: tuple[ChatMessage, ...], role: str) -> str | None:
     for message in reversed(messages):
         if message.role == role and message.has_text:
@@ -89,8 +102,8 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
 
 
 def _read_agent(record: SpanRecord, a: dict[str, Any], operation: str) -> SpanReading:
-    inputs = _messages(record, attr.GEN_AI_INPUT_MESSAGES) or parse_messages(a.get(_PYDANTIC_ALL_MESSAGES))
-    outputs = _messages(record, attr.GEN_AI_OUTPUT_MESSAGES)
+    inputs, outputs = _content(record)
+    inputs = inputs or parse_messages(a.get(_PYDANTIC_ALL_MESSAGES))
     final = a.get(_PYDANTIC_FINAL_RESULT)
     name = a.get(attr.GEN_AI_AGENT_NAME) or a.get(attr.GEN_AI_WORKFLOW_NAME) or _suffix(record.name, operation)
     return SpanReading(
@@ -112,18 +125,22 @@ def read_genai(record: SpanRecord) -> SpanReading | None:
     a = record.attributes
     operation = a.get(attr.GEN_AI_OPERATION_NAME)
     if not isinstance(operation, str):
-        return None
+        if attr.GEN_AI_REQUEST_MODEL in a and (attr.GEN_AI_SYSTEM in a or attr.GEN_AI_PROVIDER_NAME in a):
+            operation = attr.OP_CHAT  # before gen_ai.operation.name: a model call
+        else:
+            return None
     if operation == attr.OP_EXECUTE_TOOL:
         return _read_tool(record, a)
     if operation in _AGENT_OPERATIONS:
         return _read_agent(record, a, operation)
     if operation in _MODEL_OPERATIONS:
+        inputs, outputs = _content(record)
         return SpanReading(
             SpanRole.MODEL,
             str(a.get(attr.GEN_AI_RESPONSE_MODEL) or a.get(attr.GEN_AI_REQUEST_MODEL) or record.name),
             NAME,
-            input_messages=_messages(record, attr.GEN_AI_INPUT_MESSAGES),
-            output_messages=_messages(record, attr.GEN_AI_OUTPUT_MESSAGES),
+            input_messages=inputs,
+            output_messages=outputs,
             usage=TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS),
             tool_definitions=tool_definitions(a.get(attr.GEN_AI_TOOL_DEFINITIONS)),
             conversation_id=_conversation(a),

@@ -26,6 +26,8 @@ from agenteval_otel.trajectory.conventions.values import (
     flattened_list,
     tool_definition,
     tool_message,
+    unwrap_call_envelope,
+    unwrap_tool_output,
 )
 from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
@@ -110,11 +112,23 @@ def _offered_tools(a: dict[str, Any]) -> tuple[ToolDefinition, ...]:
     return tuple(definition for definition in found if definition is not None)
 
 
+def _is_builtin_finish(record: SpanRecord, name: str, result: Any) -> bool:
+    """A framework's own tool that only ends the run with the answer: smolagents'
+    ``final_answer`` (span ``FinalAnswerTool``), DSPy ReAct's ``finish`` ("Completed.")."""
+    return (record.name == "FinalAnswerTool" and name == "final_answer") or (
+        record.name == "finish.__call__" and result == "Completed."
+    )
+
+
 def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
     name = a.get(TOOL_NAME)
     if not name and record.name.startswith("handoff to "):
         return SpanReading(SpanRole.HANDOFF, record.name, NAME)
+    name = str(name or record.name.removesuffix(".__call__"))  # DSPy names tool spans "<tool>.__call__"
+    definition = tool_definition(a.get(TOOL_PARAMETERS) or a.get(TOOL_JSON_SCHEMA), name)
     args, raw = decode_arguments(a.get(INPUT_VALUE))
+    if args is not None:
+        args = unwrap_call_envelope(args, definition.parameters if definition else ())
     result: Any = decode_result(a.get(OUTPUT_VALUE))
     call_id = a.get(TOOL_ID)
     error = record.error
@@ -123,22 +137,21 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
         call_id = call_id or message_call_id
         if status == "error" and error is None:
             error = str(result)
+    result, failed = unwrap_tool_output(result)
+    if failed and error is None:
+        error = str(result)
+    if _is_builtin_finish(record, name, result):
+        return SpanReading(SpanRole.IGNORED, name, NAME)
     return SpanReading(
         SpanRole.TOOL,
-        str(name or record.name),
+        name,
         NAME,
         args=args,
         raw_args=raw,
         result=result,
         call_id=None if call_id is None else str(call_id),
         error=error,
-        tool_definitions=tuple(
-            d
-            for d in (
-                tool_definition(a.get(TOOL_PARAMETERS) or a.get(TOOL_JSON_SCHEMA), name or record.name),
-            )
-            if d is not None
-        ),
+        tool_definitions=() if definition is None else (definition,),
         conversation_id=_session(a),
     )
 

@@ -7,6 +7,7 @@ outputs, whichever way a producer wrote them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,6 +17,9 @@ from agenteval_otel.trajectory.conventions.reading import ToolDefinition
 from agenteval_otel.trajectory.messages import message_text, normalize_role
 
 __all__ = [
+    "is_object_repr",
+    "unwrap_call_envelope",
+    "unwrap_tool_output",
     "decode_json",
     "decode_result",
     "flattened_list",
@@ -25,7 +29,9 @@ __all__ = [
     "tool_message",
 ]
 
-_INPUT_KEYS = ("input", "user_input", "prompt", "query", "question", "request", "message", "text")
+_INPUT_KEYS = (
+    "input", "user_input", "prompt", "query", "question", "task", "request", "message", "text", "input_args", "kwargs",
+)
 _OUTPUT_KEYS = (
     "final_response",
     "final_answer",
@@ -187,3 +193,55 @@ def tool_definitions(value: Any) -> tuple[ToolDefinition, ...]:
     if not isinstance(decoded, list):
         return ()
     return tuple(d for item in decoded if (d := tool_definition(item)) is not None)
+
+
+_OBJECT_REPR = re.compile(r"^[A-Z][\w.]*\((?:[a-z_]\w*=|\)$)", re.S)
+
+
+def is_object_repr(text: str) -> bool:
+    """Whether ``text`` is the Python repr of a framework object (``StopEvent(result=...)``):
+    never an answer when the text is available elsewhere.
+
+    >>> is_object_repr("StopEvent(result=AgentOutput(response=...))"), is_object_repr("It is 18 C.")
+    (True, False)
+    """
+    return _OBJECT_REPR.match(text.strip()) is not None
+
+
+def unwrap_call_envelope(args: dict[str, Any], parameters: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A call's named arguments out of the envelopes frameworks record them in:
+    ``{"args": [...], "kwargs": {...}}`` (flags such as ``sanitize_inputs_outputs`` beside them),
+    ``{"kwargs": {...}}``, and LangChain's ``{"input_str": ..., "inputs": {...}, ...}``. Positional
+    ``args`` are named by ``parameters`` when the tool's schema is known (else kept as ``args``).
+
+    >>> unwrap_call_envelope({"args": [], "sanitize_inputs_outputs": True, "kwargs": {"city": "Paris"}})
+    {'city': 'Paris'}
+    >>> unwrap_call_envelope({"args": ["Paris"], "kwargs": {}}, ("city",))
+    {'city': 'Paris'}
+    >>> unwrap_call_envelope({"city": "Paris"})
+    {'city': 'Paris'}
+    """
+    if "input_str" in args and isinstance(args.get("inputs"), Mapping):
+        return dict(args["inputs"])
+    kwargs = args.get("kwargs")
+    if not isinstance(kwargs, Mapping):
+        return args
+    positional = args.get("args", [])
+    others = [key for key in args if key not in ("args", "kwargs")]
+    if not isinstance(positional, list) or any(not isinstance(args[key], bool) for key in others):
+        return args
+    named = dict(kwargs)
+    if positional:
+        if len(parameters) >= len(positional):
+            named = {**dict(zip(parameters, positional)), **named}
+        else:
+            named["args"] = positional
+    return named
+
+
+def unwrap_tool_output(result: Any) -> tuple[Any, bool]:
+    """``(value, is_error)`` of a tool result a framework wrapped (LlamaIndex's ``ToolOutput``:
+    ``{"tool_name", "raw_input", "raw_output", "is_error", ...}``); anything else as it is."""
+    if isinstance(result, Mapping) and "raw_output" in result and "tool_name" in result:
+        return decode_result(result["raw_output"]), bool(result.get("is_error"))
+    return result, False

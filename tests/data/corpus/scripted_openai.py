@@ -15,7 +15,17 @@ API (plain and streamed), no key, no network. The weather agent it plays has two
 - anything else: a greeting, no tool.
 
 When the request offers a tool named ``final_answer`` (smolagents), the answer is given by
-calling it instead of as text. Run ``python scripted_openai.py`` to serve on a free port (printed
+calling it instead of as text. Frameworks that replay earlier tool rounds as plain text (smolagents
+sends a past call as an assistant message "Calling tools:\n[...]" and its result as a *user*
+message "Observation:\n..." or "[Call id: ...\n]Error:\n...", and merges consecutive user messages
+into one text, "New task:\n..." included) are understood too: user text is cut at those markers,
+result segments are not taken for the question, and each counts as a tool round (a failed call
+leaves no "Calling tools:" message, so results are what is counted). DSPy's ``ReAct``, which asks
+for text fields rather than API tool calls, is answered in its ChatAdapter format, one scripted
+tool call per step (see :func:`_dspy_reply`).
+
+A streamed answer sends the role and text in a first chunk and then each tool call in a chunk of
+its own, as OpenAI does. Run ``python scripted_openai.py`` to serve on a free port (printed
 as ``PORT <n>``), or use :func:`serve` in a ``with`` block.
 """
 
@@ -59,32 +69,115 @@ def _cities(text: str) -> list[str]:
     return [c for c in re.findall(r"\b[A-Z][a-z]+\b", text) if c in WEATHER or c == "Atlantis"]
 
 
-def decide(messages: list[dict[str, Any]], tool_names: set[str]) -> dict[str, Any]:
-    """The assistant message the script answers ``messages`` with."""
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    question = _text(messages[last_user].get("content")) if last_user >= 0 else ""
-    rounds = sum(1 for m in messages[last_user + 1:] if m.get("role") == "assistant" and m.get("tool_calls"))
+_TEXT_TOOL_RESULT = ("Observation:", "Error:", "Call id:")  # smolagents' user-role tool results
+_SEGMENT = re.compile(r"^(?=Observation:|Error:|Call id:|New task:)", re.MULTILINE)
+
+
+def _segments(content: Any) -> list[str]:
+    """A user message's texts, cut where smolagents starts a tool result or a new task.
+
+    smolagents sends tool results as user text and merges consecutive user messages, joining
+    their texts with newlines, so one message may hold a task, results and the next task.
+    """
+    texts = [part.get("text", "") for part in content if isinstance(part, dict)] \
+        if isinstance(content, list) else [_text(content)]
+    return [segment for text in texts for segment in _SEGMENT.split(text) if segment.strip()]
+
+
+def _question_and_rounds(messages: list[dict[str, Any]]) -> tuple[str, int]:
+    """The question (the latest user text that is not a tool result) and the tool rounds after it.
+
+    A round is an assistant message with ``tool_calls``, or a tool result sent back as user text
+    ("Call id: ...\nError: ..." is one result).
+    """
+    question: list[str] = []
+    rounds, asking, previous = 0, False, ""
+    for message in messages:
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            rounds += 1
+        if message.get("role") != "user":
+            asking, previous = False, ""
+            continue
+        for segment in _segments(message.get("content")):
+            if segment.startswith(_TEXT_TOOL_RESULT):
+                if not (segment.startswith("Error:") and previous.startswith("Call id:")):
+                    rounds += 1
+                asking = False
+            else:
+                question, rounds = (question + [segment] if asking else [segment]), 0
+                asking = True
+            previous = segment
+    return " ".join(question), rounds
+
+
+def script(question: str, rounds: int) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+    """The script: the tool calls (name, arguments) of round ``rounds`` of ``question``, or its answer."""
     cities = _cities(question)
-    calls: list[dict[str, Any]] = []
-    answer: str | None = None
     if not cities:
-        answer = "Hello! Ask me about the weather in any city."
-    elif "Fahrenheit" in question and len(cities) == 1:
+        return [], "Hello! Ask me about the weather in any city."
+    if "Fahrenheit" in question and len(cities) == 1:
         city = cities[0]
         if rounds == 0:
-            calls = [_call("get_weather", {"city": city})]
-        elif rounds == 1:
-            calls = [_call("celsius_to_fahrenheit", {"celsius": WEATHER[city]})]
-        else:
-            answer = f"It is {round(WEATHER[city] * 9 / 5 + 32, 1)} F in {city}."
-    elif rounds == 0:
-        calls = [_call("get_weather", {"city": city}) for city in cities]
-    elif "Atlantis" in cities:
-        answer = "I could not get the weather for Atlantis."
-    elif len(cities) == 1:
-        answer = f"It is {WEATHER[cities[0]]} C in {cities[0]}."
-    else:
-        answer = ", ".join(f"{city}: {WEATHER[city]} C" for city in cities) + "."
+            return [("get_weather", {"city": city})], None
+        if rounds == 1:
+            return [("celsius_to_fahrenheit", {"celsius": WEATHER[city]})], None
+        return [], f"It is {round(WEATHER[city] * 9 / 5 + 32, 1)} F in {city}."
+    if rounds == 0:
+        return [("get_weather", {"city": city}) for city in cities], None
+    if "Atlantis" in cities:
+        return [], "I could not get the weather for Atlantis."
+    if len(cities) == 1:
+        return [], f"It is {WEATHER[cities[0]]} C in {cities[0]}."
+    return [], ", ".join(f"{city}: {WEATHER[city]} C" for city in cities) + "."
+
+
+_DSPY_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n?(.*?)(?=\[\[ ## \w+ ## \]\]|\Z)", re.DOTALL)
+
+
+def _dspy_fields(text: str) -> dict[str, str]:
+    return {name: value.strip() for name, value in _DSPY_FIELD.findall(text)}
+
+
+def _dspy_reply(messages: list[dict[str, Any]]) -> str | None:
+    """The answer to a DSPy ``ReAct`` request (ChatAdapter text fields), or None for any other request.
+
+    DSPy's ReAct does not use the API's tools: its system message asks for the output fields
+    ``next_thought``, ``next_tool_name``, ``next_tool_args`` (one tool per step, ``finish`` to stop),
+    and its trajectory so far comes back in the last user message as ``tool_name_<n>`` fields;
+    then its extract step asks for ``reasoning`` and ``answer``. The script's calls are made one
+    per step, in order (so the parallel question becomes two sequential steps).
+    """
+    system = " ".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+    users = [m for m in messages if m.get("role") == "user"]
+    if "[[ ## trajectory ## ]]" not in system or not users:
+        return None
+    fields = _dspy_fields(_text(users[-1].get("content")))
+    question = fields.get("question") or next(iter(fields.values()), "")
+    steps: list[tuple[str, dict[str, Any]]] = []
+    answer: str | None = None
+    for rounds in range(10):
+        calls, answer = script(question, rounds)
+        if answer is not None:
+            break
+        steps += calls
+    if "[[ ## next_tool_name ## ]]" in system:
+        done = sum(1 for name, value in fields.items() if name.startswith("tool_name_") and value != "finish")
+        name, args = steps[done] if done < len(steps) else ("finish", {})
+        thought = f"I will call {name}." if name != "finish" else "I have everything needed to answer."
+        return (f"[[ ## next_thought ## ]]\n{thought}\n\n[[ ## next_tool_name ## ]]\n{name}\n\n"
+                f"[[ ## next_tool_args ## ]]\n{json.dumps(args)}\n\n[[ ## completed ## ]]")
+    return (f"[[ ## reasoning ## ]]\nFrom the trajectory.\n\n[[ ## answer ## ]]\n{answer}\n\n"
+            "[[ ## completed ## ]]")
+
+
+def decide(messages: list[dict[str, Any]], tool_names: set[str]) -> dict[str, Any]:
+    """The assistant message the script answers ``messages`` with."""
+    dspy_text = _dspy_reply(messages)
+    if dspy_text is not None:
+        return {"role": "assistant", "content": dspy_text}
+    question, rounds = _question_and_rounds(messages)
+    specs, answer = script(question, rounds)
+    calls = [_call(name, args) for name, args in specs]
     if answer is not None and "final_answer" in tool_names:
         calls, answer = [_call("final_answer", {"answer": answer})], None
     message: dict[str, Any] = {"role": "assistant", "content": answer}
@@ -134,11 +227,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model}
-        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
-        if message.get("tool_calls"):
-            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
-        chunks = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                  {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}]
+        # as OpenAI streams: the role (and text) first, then each tool call in its own chunk (some
+        # clients, e.g. llama-index-llms-openai, read only the first tool call of a chunk)
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": message.get("content")}]
+        deltas += [{"tool_calls": [{"index": i, **call}]} for i, call in enumerate(message.get("tool_calls") or [])]
+        chunks = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if (request.get("stream_options") or {}).get("include_usage"):
             chunks.append({**base, "choices": [], "usage": usage})
         for chunk in chunks:

@@ -1,0 +1,126 @@
+"""OTLP/JSON log files: the log records that carry GenAI content beside the spans.
+
+The format is the OTLP/JSON encoding of ``ExportLogsServiceRequest`` (``resourceLogs`` →
+``scopeLogs`` → ``logRecords``), one request per file or one per line (the OpenTelemetry
+Collector's file exporter writes logs that way beside traces). Records are read whole (log files
+are small next to trace files) and joined to their spans with
+``agenteval_otel.trajectory.logs.attach_logs``.
+
+>>> request = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{
+...     "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+...     "eventName": "gen_ai.user.message", "body": {"kvlistValue": {"values": [
+...         {"key": "content", "value": {"stringValue": "Hi"}}]}}}]}]}]}
+>>> [(r.event_name, r.body) for r in log_records_from_request(request)]
+[('gen_ai.user.message', {'content': 'Hi'})]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agenteval_otel.errors import TraceReadError
+from agenteval_otel.traces.otlp_json import decode_any_value, decode_attributes
+from agenteval_otel.trajectory.logs import LogRecord
+from agenteval_otel.trajectory.spans import normalize_span_id, normalize_trace_id
+
+__all__ = ["is_logs_request", "log_records_from_request", "read_otlp_logs"]
+
+EXPECTED = "OTLP/JSON logs (an ExportLogsServiceRequest with resourceLogs, or one per line)"
+
+
+def _field(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
+def is_logs_request(doc: Any) -> bool:
+    """Whether ``doc`` is an OTLP/JSON logs request (``resourceLogs``)."""
+    return isinstance(doc, Mapping) and _field(doc, "resourceLogs", "resource_logs") is not None
+
+
+def _record(item: Any, path: str) -> LogRecord:
+    if not isinstance(item, Mapping):
+        raise ValueError(f"{path}: expected a log record object")
+    try:
+        trace_id = normalize_trace_id(_field(item, "traceId", "trace_id"))
+        span_id = normalize_span_id(_field(item, "spanId", "span_id"))
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    body = _field(item, "body", "body")
+    time = _field(item, "timeUnixNano", "time_unix_nano") or _field(item, "observedTimeUnixNano", "observed_time_unix_nano")
+    try:
+        time_ns = int(time or 0)
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}.timeUnixNano: expected an int64, got {time!r}") from None
+    return LogRecord(
+        trace_id=trace_id,
+        span_id=span_id,
+        event_name=str(_field(item, "eventName", "event_name") or ""),
+        body=None if body is None else decode_any_value(body, f"{path}.body"),
+        attributes=decode_attributes(item.get("attributes"), f"{path}.attributes"),
+        time_ns=time_ns,
+    )
+
+
+def log_records_from_request(doc: Any, path: str = "") -> list[LogRecord]:
+    """The log records of one OTLP/JSON logs request (or of a JSON list of them); ``ValueError``
+    naming the JSON path of a malformed field (or when ``doc`` is no logs request)."""
+    prefix = f"{path}." if path else ""
+    if isinstance(doc, list):
+        return [record for i, item in enumerate(doc) for record in log_records_from_request(item, f"{path}[{i}]")]
+    if not is_logs_request(doc):
+        raise ValueError(f"{path or 'document'}: expected an object with resourceLogs")
+    groups = _field(doc, "resourceLogs", "resource_logs")
+    if not isinstance(groups, list):
+        raise ValueError(f"{prefix}resourceLogs: expected a list")
+    found: list[LogRecord] = []
+    for r, group in enumerate(groups):
+        scopes = _field(group, "scopeLogs", "scope_logs") if isinstance(group, Mapping) else None
+        if not isinstance(scopes, list):
+            raise ValueError(f"{prefix}resourceLogs[{r}].scopeLogs: expected a list")
+        for s, scoped in enumerate(scopes):
+            items = _field(scoped, "logRecords", "log_records") if isinstance(scoped, Mapping) else None
+            if not isinstance(items, list):
+                raise ValueError(f"{prefix}resourceLogs[{r}].scopeLogs[{s}].logRecords: expected a list")
+            found += [_record(item, f"{prefix}resourceLogs[{r}].scopeLogs[{s}].logRecords[{i}]")
+                      for i, item in enumerate(items)]
+    return found
+
+
+def read_otlp_logs(path: str | os.PathLike[str]) -> list[LogRecord]:
+    """Every log record of an OTLP/JSON logs file (one request, or one per line).
+
+    Raises ``TraceReadError`` naming the file, the line and the JSON path of what is wrong.
+    """
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise TraceReadError(f"{file}: cannot read ({exc.strerror or exc}); expected {EXPECTED}") from exc
+    if not data.strip():
+        raise TraceReadError(f"{file}: the file is empty; expected {EXPECTED}")
+    documents: list[tuple[int | None, Any]]
+    try:
+        documents = [(None, orjson.loads(data))]
+    except orjson.JSONDecodeError:
+        documents = []
+        for line_number, line in enumerate(data.splitlines(), start=1):
+            if line.strip():
+                try:
+                    documents.append((line_number, orjson.loads(line)))
+                except orjson.JSONDecodeError as exc:
+                    raise TraceReadError(
+                        f"{file}: line {line_number}: invalid JSON ({exc}); expected {EXPECTED}") from None
+    records: list[LogRecord] = []
+    for number, doc in documents:
+        where = f"{file}: line {number}" if number is not None else str(file)
+        try:
+            records += log_records_from_request(doc)
+        except (ValueError, TypeError) as exc:
+            raise TraceReadError(f"{where}: {exc}; expected {EXPECTED}") from None
+    return records

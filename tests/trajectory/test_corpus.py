@@ -1,0 +1,56 @@
+"""Acceptance on our own corpus: runs of one weather agent traced by third-party instrumentation
+as it really emits them (``tests/data/corpus/<producer>/``, each with the generator script and
+pinned versions), read to the ground truth the program recorded outside the trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenteval_otel.traces.files import read_trajectories
+from agenteval_otel.trajectory import StepType, Trajectory
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+RUNS = sorted(CORPUS.glob("*/*.ground_truth.json"))
+NAMES_ONLY = {
+    "autogen_builtin": "AutoGen's built-in tracing records tool names and call ids, no arguments, results, "
+                       "model calls, user input or final answer",
+}
+"""Producers that record no content: their runs read to the tool names, nothing is made up."""
+
+
+def _files(truth: Path) -> list[Path]:
+    stem = truth.name.removesuffix(".ground_truth.json")
+    return sorted(truth.parent.glob(f"{stem}.otlp.json*")) + sorted(truth.parent.glob(f"{stem}.logs.json"))
+
+
+def _turns(truth: dict[str, Any]) -> list[dict[str, Any]]:
+    return truth.get("turns", [truth])
+
+
+def _tool_calls(trajectory: Trajectory) -> list[tuple[str, dict[str, Any]]]:
+    return [(s.name, s.args) for s in trajectory.steps if s.step_type is StepType.TOOL]
+
+
+@pytest.mark.parametrize("truth_path", RUNS, ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in RUNS])
+def test_run_reads_to_its_ground_truth(truth_path: Path) -> None:
+    truth = json.loads(truth_path.read_text())
+    trajectories = read_trajectories(_files(truth_path)).trajectories
+    turns = _turns(truth)
+    assert len(trajectories) == len(turns)
+    for trajectory, turn in zip(trajectories, turns, strict=True):
+        expected = [(c["tool_name"], c["args"]) for c in turn["expected_tool_trajectory"]]
+        if truth_path.parent.name in NAMES_ONLY:
+            assert _tool_calls(trajectory) == [(name, {}) for name, _ in expected]
+            assert (trajectory.user_input, trajectory.final_response) == (None, None)
+            continue
+        assert _tool_calls(trajectory) == expected
+        assert trajectory.final_response == turn["final_response"]
+        assert trajectory.user_input == turn["user_prompt"]
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(RUNS) >= 4
