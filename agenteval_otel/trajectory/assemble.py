@@ -48,6 +48,7 @@ GROUPINGS: tuple[Grouping, ...] = ("trace", "invocation", "conversation")
 
 _RESPONDERS = (SpanRole.MODEL, SpanRole.MESSAGE)
 _NOT_A_NAME = re.compile(r"[^a-z0-9]+")
+_ROLE_PREFIXES = frozenset({"assistant", "ai", "model", "messagerole.assistant"})
 
 
 # --- the span tree ----------------------------------------------------------------------------
@@ -367,13 +368,19 @@ def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanRead
             return agent.output if isinstance(agent.output, str) else str(agent.output)
         text = text_from(agent.output, "assistant")
         if text is not None and text.strip() and not is_object_repr(text):
-            return text.strip()
+            return _without_role_prefix(text.strip())
     for reading in reversed(responders):
         if reading.role is SpanRole.MODEL:
             text = _output_text(reading)
             if text is not None and text.strip():
                 return text.strip()
     return None if agent is None else str(agent.output)
+
+
+def _without_role_prefix(text: str) -> str:
+    """``assistant: It is sunny.`` (a message printed with its role) → ``It is sunny.``."""
+    head, colon, rest = text.partition(":")
+    return rest.strip() if colon and head.strip().lower() in _ROLE_PREFIXES and rest.strip() else text
 
 
 def _message_content(message: ChatMessage) -> MessageContent:

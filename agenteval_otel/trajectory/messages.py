@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -46,6 +47,7 @@ _ROLES = {
     "function": "tool",
 }
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+_MAX_LITERAL = 100_000
 
 
 def normalize_role(role: Any) -> str:
@@ -95,6 +97,8 @@ def decode_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
 
     >>> decode_arguments('{"city": "Paris"}'), decode_arguments("Paris"), decode_arguments("")
     (({'city': 'Paris'}, None), (None, 'Paris'), (None, None))
+    >>> decode_arguments("{'city': 'Paris'}")  # a Python repr, read as a literal
+    ({'city': 'Paris'}, None)
     """
     if value is None:
         return None, None
@@ -106,11 +110,25 @@ def decode_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
         try:
             decoded = orjson.loads(value)
         except orjson.JSONDecodeError:
-            return None, value
+            literal = _python_literal(value)
+            return (literal, None) if isinstance(literal, dict) else (None, value)
         if isinstance(decoded, dict):
             return decoded, None
         return None, decoded
     return None, value
+
+
+def _python_literal(value: str | bytes) -> Any:
+    """The dict a Python repr such as ``"{'city': 'Paris'}"`` spells (read as a literal, never
+    run), else ``None``."""
+    text = value.decode(errors="replace") if isinstance(value, bytes) else value
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")) or len(text) > _MAX_LITERAL:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
 
 
 def parse_args(value: Any) -> dict[str, Any]:

@@ -610,3 +610,21 @@ def test_text_is_found_in_langchain_states_and_request_envelopes() -> None:
     assert text_from('{"prompt": "Q2", "stream": false}', "user") == "Q2"
     assert text_from('{"final_answer": "A2", "reports": []}', "assistant") == "A2"
     assert text_from('["A", []]', "assistant") is None
+
+
+def test_python_repr_arguments_are_read_as_literals_never_run() -> None:
+    from agenteval_otel.trajectory.messages import decode_arguments
+
+    assert decode_arguments("{'city': 'Paris', 'days': 2}") == ({"city": "Paris", "days": 2}, None)
+    assert decode_arguments("{'x': __import__('os').getcwd()}") == (None, "{'x': __import__('os').getcwd()}")
+    assert decode_arguments("Paris") == (None, "Paris")
+
+
+def test_a_final_answer_printed_with_its_role_loses_the_prefix(make_span) -> None:
+    from agenteval_otel.trajectory import build_trajectories
+
+    agent = make_span("AgentWorkflow.run", {"openinference.span.kind": "AGENT",
+                                            "output.value": "assistant: It is sunny."})
+    assert build_trajectories([agent])[0].final_response == "It is sunny."
+    kept = make_span("AgentWorkflow.run", {"openinference.span.kind": "AGENT", "output.value": "Note: sunny."})
+    assert build_trajectories([kept])[0].final_response == "Note: sunny."
