@@ -16,13 +16,22 @@ import os
 import traceback
 from dataclasses import dataclass
 
-from agenteval_otel.evaluation.criteria.outcome import describe_error
 from agenteval_otel.tracing import active_policy
 
-__all__ = ["AgentFailure"]
+__all__ = ["AgentFailure", "describe_error"]
 
 TRACEBACK_FRAMES = 20
 """The innermost frames kept in a traceback (where the agent raised, not our runner's frames)."""
+
+
+def describe_error(error: BaseException) -> str:
+    """``Type: message``, even for an exception whose ``__str__`` raises."""
+    name = type(error).__name__
+    try:
+        message = str(error)
+    except Exception:  # the exception's own __str__ failed
+        return f"{name}: <message could not be printed>"
+    return f"{name}: {message}" if message else name
 
 
 def _where(filename: str) -> str:

@@ -26,22 +26,13 @@ from typing import Any
 
 from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.registry import Outcome, RegisteredCriterion, Score, get_criterion
+from agenteval_otel.evaluation.failures import describe_error
 from agenteval_otel.evaluation.results import CriterionResult
 
-__all__ = ["describe_error", "run_criterion"]
+__all__ = ["run_criterion"]
 
 _log = logging.getLogger(__name__)
 _TRACEBACK_FRAMES = 8
-
-
-def describe_error(error: BaseException) -> str:
-    """``Type: message``, even for an exception whose ``__str__`` raises."""
-    name = type(error).__name__
-    try:
-        message = str(error)
-    except Exception:  # the exception's own __str__ failed
-        return f"{name}: <message could not be printed>"
-    return f"{name}: {message}" if message else name
 
 
 def _traceback(error: BaseException) -> str | None:

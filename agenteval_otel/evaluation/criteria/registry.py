@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union
 from pydantic import BaseModel
 
 from agenteval_otel.errors import ConfigError
+from agenteval_otel.evaluation.failures import describe_error
 from agenteval_otel.evaluation.results import EvidenceRow, Semantics
 
 if TYPE_CHECKING:
@@ -206,7 +207,6 @@ def criterion(
 
 
 def _describe(error: BaseException) -> str:
-    from agenteval_otel.evaluation.criteria.outcome import describe_error  # it imports this module
 
     return describe_error(error)
 
