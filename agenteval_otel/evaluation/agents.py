@@ -86,8 +86,12 @@ def reply_text(reply: Any) -> str | None:
                 return str(reply[key])
     try:
         return json.dumps(reply, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+    except Exception:  # not JSON, and its __str__ failed too
+        pass
+    try:
         return repr(reply)
+    except Exception:
+        return f"<{type(reply).__name__} that could not be printed>"
 
 
 def _entry_point(agent: Any) -> Callable[..., Any]:

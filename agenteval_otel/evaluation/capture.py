@@ -24,6 +24,7 @@ from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
+from agenteval_otel.evaluation.criteria.outcome import describe_error
 from agenteval_otel.tracing import current_provider, route_to_provider
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
@@ -111,9 +112,12 @@ class TurnCapture:
                 try:
                     reply = await caller(turn)
                 except BaseException as exc:
-                    span.record_exception(exc)
-                    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
                     span.set_attribute(attr.ERROR_TYPE, type(exc).__qualname__)
+                    span.set_status(Status(StatusCode.ERROR, describe_error(exc)))
+                    try:
+                        span.record_exception(exc)
+                    except Exception:  # an exception whose __str__ raises: the status still says what
+                        _log.debug("could not record the agent's exception", exc_info=True)
                     with self._lock:
                         self._pending.pop(trace_id, None)
                     raise

@@ -22,6 +22,7 @@ from opentelemetry.trace import TracerProvider
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig
+from agenteval_otel.evaluation.criteria.outcome import describe_error
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.evaluation.scoring import (
@@ -113,7 +114,7 @@ class Evaluator:
             return error_result(case, f"timed out after {self.timeout_s:g} s",
                                 time.perf_counter() - started)
         except Exception as exc:
-            return error_result(case, f"the agent raised {type(exc).__name__}: {exc}",
+            return error_result(case, f"the agent raised {describe_error(exc)}",
                                 time.perf_counter() - started)
         return await scorer.score_case(case, turns, duration_seconds=time.perf_counter() - started)
 

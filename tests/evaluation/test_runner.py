@@ -273,3 +273,24 @@ def test_a_given_tracer_provider_receives_the_decorators_spans_too(exported: InM
     assert {s.name for s in own.get_finished_spans()} >= {"execute_tool lookup", "invoke_agent echo-agent"}
     assert not exported.get_finished_spans()
     assert current_provider() is routed_before
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print me")
+
+
+def test_an_agent_error_that_cannot_be_printed_is_an_errored_case(exported: InMemorySpanExporter) -> None:
+    def unprintable(query: str) -> str:
+        if query == "boom":
+            raise _Unprintable()
+        return "fine"
+
+    report = evaluate(EvalSetBuilder.quick(("boom", "fine"), ("calm", "fine")), unprintable)
+    boom, calm = report.results
+    assert boom.status == "errored" and boom.error is not None
+    assert "_Unprintable" in boom.error and "could not be printed" in boom.error
+    assert calm.status == "passed"
+    agent_span = next(s for s in exported.get_finished_spans() if s.attributes.get(attr.EVAL_ID) == boom.eval_id
+                      and s.name.startswith("invoke_agent"))
+    assert agent_span.attributes[attr.ERROR_TYPE] == "_Unprintable"
