@@ -20,14 +20,14 @@ from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces.trace_file import SkipFunction, TraceFile
 from agenteval_otel.trajectory.spans import SpanRecord
 
-__all__ = ["JsonFormat", "is_json", "read_json_trace_file"]
+__all__ = ["MALFORMED", "JsonFormat", "is_json", "malformed_reason", "read_json_trace_file"]
 
 _SNIFF_LINES = 64
 MAX_JSON_DEPTH = 1024
 """How deeply a trace document may nest (the JSON parser's limit)."""
 _TOO_DEEP = f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep; expected at most {MAX_JSON_DEPTH}"
 # What a converter raises on a document of the wrong shape (RecursionError: nested too deeply).
-_MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
+MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -52,7 +52,7 @@ def _recognise(doc: Any, formats: Sequence[JsonFormat]) -> JsonFormat | None:
         try:
             if candidate.convert(doc) is not None:
                 return candidate
-        except _MALFORMED:  # a malformed document of this format
+        except MALFORMED:  # a malformed document of this format
             return candidate
     return None
 
@@ -88,12 +88,13 @@ def read_json_trace_file(path: Path, formats: Sequence[JsonFormat], *, expected:
         raise TraceReadError(f"{path}: not a trace document; expected {expected}")
     try:
         records = found.convert(doc) or []
-    except _MALFORMED as exc:
-        raise TraceReadError(f"{path}: {_reason(exc)}") from exc
+    except MALFORMED as exc:
+        raise TraceReadError(f"{path}: {malformed_reason(exc)}") from exc
     return TraceFile(path, found.document_name, lambda skip: iter(records))
 
 
-def _reason(error: BaseException) -> str:
+def malformed_reason(error: BaseException) -> str:
+    """What was wrong with a document whose parsing or conversion raised ``error``."""
     if isinstance(error, RecursionError) or (
             isinstance(error, orjson.JSONDecodeError) and "depth limit" in error.msg):
         return _TOO_DEEP
@@ -122,8 +123,8 @@ def _iter_lines(path: Path, found: JsonFormat, expected: str, skip: SkipFunction
             try:
                 records = found.convert(orjson.loads(line))
                 reason = "" if records is not None else "not a trace document"
-            except _MALFORMED as exc:  # orjson.JSONDecodeError is a ValueError
-                records, reason = None, _reason(exc)
+            except MALFORMED as exc:  # orjson.JSONDecodeError is a ValueError
+                records, reason = None, malformed_reason(exc)
             if records is None:
                 skip(number, reason)
                 first_problem = first_problem or f"line {number}: {reason}"
