@@ -129,3 +129,17 @@ def test_criteria_of_ones_own_and_an_unreachable_otlp_endpoint(tmp_path: Path) -
     without = _agenteval("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--config", "config.json",
                          cwd=tmp_path)
     assert without.returncode == 2 and "unknown criterion 'polite_reply'" in without.stderr
+
+
+def test_deeply_nested_input_exits_2_without_a_traceback(tmp_path: Path) -> None:
+    eval_set = tmp_path / "deep.evalset.json"
+    eval_set.write_text('{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "tags": %s}]}'
+                        % ("[" * 3000 + "]" * 3000))
+    trace = tmp_path / "deep.otlp.json"
+    trace.write_text('{"resourceSpans": %s}' % ("[" * 3000 + "]" * 3000))
+    for args in (["show", str(eval_set)], ["trajectory", str(trace)]):
+        proc = subprocess.run([sys.executable, "-m", "agenteval_otel.cli", *args],
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert proc.stderr.startswith(f"agenteval: error: {args[1]}: ") and "nested more than" in proc.stderr

@@ -89,82 +89,133 @@ def snake_keys(value: Any) -> Any:
     return value
 
 
-def _parts(parts: Any) -> list[dict[str, Any]]:
+class _WrongType(Exception):
+    """A value of the wrong type at a JSON path of the file being read."""
+
+    def __init__(self, at: str, expected: str, value: Any) -> None:
+        super().__init__(f"{at}: expected {expected}, got {_json_type(value)}")
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _list(value: Any, at: str) -> list[Any]:
+    """``value`` as a list (``None``: empty); anything else, a string above all, is an error."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _WrongType(at, "a list", value)
+    return value
+
+
+def _object(value: Any, at: str) -> dict[str, Any]:
+    """``value`` as an object (``None``: empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _WrongType(at, "an object", value)
+    return value
+
+
+def _string(value: Any, at: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise _WrongType(at, "a string", value)
+    return value
+
+
+def _parts(parts: Any, at: str) -> list[dict[str, Any]]:
     """ADK parts without their null fields; parts left empty are dropped."""
     cleaned = []
-    for part in parts or []:
-        if isinstance(part, dict):
-            kept = {k: v for k, v in part.items() if v is not None}
-            if kept:
-                cleaned.append(kept)
-        else:
-            cleaned.append(part)
+    for index, part in enumerate(_list(parts, at)):
+        if not isinstance(part, dict):
+            raise _WrongType(f"{at}[{index}]", "an object (a part)", part)
+        _string(part.get("text"), f"{at}[{index}].text")
+        kept = {k: v for k, v in part.items() if v is not None}
+        if kept:
+            cleaned.append(kept)
     return cleaned
 
 
-def _message(content: Any, role: str, *, keep_empty: bool) -> Any:
+def _message(content: Any, role: str, at: str, *, keep_empty: bool) -> Any:
     """An ADK ``Content`` (``{parts, role}``) as our message; others pass through."""
     if not isinstance(content, dict) or "parts" not in content or "content" in content:
         return content
-    parts = _parts(content.get("parts"))
+    parts = _parts(content.get("parts"), f"{at}.parts")
     if not parts and not keep_empty:
         return None
     return {"role": content.get("role") or role, "content": parts}
 
 
-def _tool_call(call: Any) -> Any:
-    if not isinstance(call, dict) or "tool_name" in call:
-        if isinstance(call, dict):
-            return {"name": call.get("tool_name"), "args": call.get("tool_input") or {}}
-        return call
-    out: dict[str, Any] = {"name": call.get("name"), "args": call.get("args") or {}}
+def _tool_call(call: Any, at: str) -> dict[str, Any]:
+    """An ADK tool call (``{id, name, args}``, or legacy ``{tool_name, tool_input}``) as ours."""
+    if not isinstance(call, dict):
+        raise _WrongType(at, "an object (a tool call)", call)
+    if "tool_name" in call:
+        return {"name": _string(call["tool_name"], f"{at}.tool_name"),
+                "args": _object(call.get("tool_input"), f"{at}.tool_input")}
+    out: dict[str, Any] = {"name": _string(call.get("name"), f"{at}.name"),
+                           "args": _object(call.get("args"), f"{at}.args")}
     if call.get("id") is not None:
         out["call_id"] = call["id"]
     return out
 
 
-def _attach_results(calls: list[Any], responses: list[Any]) -> None:
-    by_id = {r.get("id"): r.get("response") for r in responses if isinstance(r, dict)}
+def _attach_results(calls: list[dict[str, Any]], responses: list[dict[str, Any]]) -> None:
+    by_id = {response.get("id"): response.get("response") for response in responses}
     for call in calls:
-        if isinstance(call, dict) and call.get("call_id") in by_id:
+        if call.get("call_id") in by_id:
             call["result"] = by_id[call["call_id"]]
 
 
-def _intermediate(data: Any) -> tuple[list[Any], list[Any]]:
-    """Expected tool calls and intermediate responses from ADK ``intermediate_data``."""
-    if not isinstance(data, dict):
-        return [], []
-    if "invocation_events" in data:
-        calls, responses, texts = [], [], []
-        for event in data.get("invocation_events") or []:
-            content = (event or {}).get("content") or {}
-            author = (event or {}).get("author")
-            for part in content.get("parts") or []:
-                if not isinstance(part, dict):
-                    continue
-                if part.get("function_call"):
-                    calls.append(_tool_call(part["function_call"]))
-                elif part.get("function_response"):
-                    responses.append(part["function_response"])
-                elif isinstance(part.get("text"), str) and not part.get("thought"):
-                    texts.append({"role": "assistant", "content": part["text"],
-                                  "metadata": {"author": author} if author else {}})
-        _attach_results(calls, responses)
-        return calls, texts
-    calls = [_tool_call(call) for call in data.get("tool_uses") or []]
-    _attach_results(calls, data.get("tool_responses") or [])
-    texts = []
-    for item in data.get("intermediate_responses") or []:
-        if isinstance(item, (list, tuple)) and len(item) == 2:
-            author, parts = item
-            texts.append({"role": "assistant", "content": _parts(parts),
-                          "metadata": {"author": author} if author else {}})
-        else:
-            texts.append(item)
+def _invocation_events(events: Any, at: str) -> tuple[list[Any], list[Any]]:
+    """Expected tool calls and intermediate responses from ADK 2.x ``invocation_events``."""
+    calls, responses, texts = [], [], []
+    for index, event in enumerate(_list(events, at)):
+        where = f"{at}[{index}]"
+        event = _object(event, where)
+        content = _object(event.get("content"), f"{where}.content")
+        author = _string(event.get("author"), f"{where}.author")
+        for number, part in enumerate(_list(content.get("parts"), f"{where}.content.parts")):
+            part_at = f"{where}.content.parts[{number}]"
+            part = _object(part, part_at)
+            if part.get("function_call"):
+                calls.append(_tool_call(part["function_call"], f"{part_at}.function_call"))
+            elif part.get("function_response"):
+                responses.append(_object(part["function_response"], f"{part_at}.function_response"))
+            elif _string(part.get("text"), f"{part_at}.text") is not None and not part.get("thought"):
+                texts.append({"role": "assistant", "content": part["text"],
+                              "metadata": {"author": author} if author else {}})
+    _attach_results(calls, responses)
     return calls, texts
 
 
-def _invocation(inv: Any) -> Any:
+def _intermediate(data: Any, at: str) -> tuple[list[Any], list[Any]]:
+    """Expected tool calls and intermediate responses from ADK ``intermediate_data``."""
+    data = _object(data, at)
+    if "invocation_events" in data:
+        return _invocation_events(data["invocation_events"], f"{at}.invocation_events")
+    calls = [_tool_call(call, f"{at}.tool_uses[{i}]")
+             for i, call in enumerate(_list(data.get("tool_uses"), f"{at}.tool_uses"))]
+    _attach_results(calls, [_object(response, f"{at}.tool_responses[{i}]") for i, response
+                            in enumerate(_list(data.get("tool_responses"), f"{at}.tool_responses"))])
+    texts = []
+    for index, item in enumerate(_list(data.get("intermediate_responses"), f"{at}.intermediate_responses")):
+        where = f"{at}.intermediate_responses[{index}]"
+        if isinstance(item, dict):  # already a message
+            texts.append(item)
+            continue
+        if not isinstance(item, list) or len(item) != 2:
+            raise _WrongType(where, "[author, parts]", item)
+        author = _string(item[0], f"{where}[0]")
+        texts.append({"role": "assistant", "content": _parts(item[1], f"{where}[1]"),
+                      "metadata": {"author": author} if author else {}})
+    return calls, texts
+
+
+def _invocation(inv: Any, at: str) -> Any:
     if not isinstance(inv, dict):
         return inv
     out = {k: v for k, v in inv.items()
@@ -173,15 +224,15 @@ def _invocation(inv: Any) -> Any:
     if not out.get("invocation_id"):
         out.pop("invocation_id", None)
     if "user_content" in out:
-        out["user_content"] = _message(out["user_content"], "user", keep_empty=True)
+        out["user_content"] = _message(out["user_content"], "user", f"{at}.user_content", keep_empty=True)
     if "final_response" in inv and "expected_final_response" not in inv:
         out["expected_final_response"] = _message(inv["final_response"], "assistant",
-                                                  keep_empty=False)
+                                                  f"{at}.final_response", keep_empty=False)
     elif "expected_final_response" in out:
         out["expected_final_response"] = _message(out["expected_final_response"], "assistant",
-                                                  keep_empty=False)
+                                                  f"{at}.expected_final_response", keep_empty=False)
     if "intermediate_data" in inv:
-        calls, texts = _intermediate(inv["intermediate_data"])
+        calls, texts = _intermediate(inv["intermediate_data"], f"{at}.intermediate_data")
         out.setdefault("expected_tool_trajectory", calls)
         out.setdefault("expected_intermediate_responses", texts)
     if extra:
@@ -195,13 +246,14 @@ def _session_input(value: Any) -> Any:
     return value
 
 
-def _case(case: Any) -> Any:
+def _case(case: Any, at: str) -> Any:
     if not isinstance(case, dict):
         return case
     out = {k: v for k, v in case.items() if k not in _ADK_CASE_EXTRAS and v is not None}
     extra = {k: v for k, v in case.items() if k in _ADK_CASE_EXTRAS and v is not None}
     if isinstance(out.get("conversation"), list):
-        out["conversation"] = [_invocation(inv) for inv in out["conversation"]]
+        out["conversation"] = [_invocation(inv, f"{at}.conversation[{i}]")
+                               for i, inv in enumerate(out["conversation"])]
     if "session_input" in out:
         out["session_input"] = _session_input(out["session_input"])
     if extra:
@@ -209,18 +261,24 @@ def _case(case: Any) -> Any:
     return out
 
 
-def _legacy_turn(row: dict[str, Any]) -> dict[str, Any]:
+def _legacy_turn(row: Any, at: str) -> dict[str, Any]:
+    row = _object(row, at)
+    responses = []
+    for index, response in enumerate(_list(row.get("expected_intermediate_agent_responses"),
+                                           f"{at}.expected_intermediate_agent_responses")):
+        where = f"{at}.expected_intermediate_agent_responses[{index}]"
+        response = _object(response, where)
+        author = _string(response.get("author"), f"{where}.author")
+        responses.append({"role": "assistant", "content": _string(response.get("text"), f"{where}.text") or "",
+                          "metadata": {"author": author} if author else {}})
     turn: dict[str, Any] = {
-        "user_content": row.get("query"),
-        "expected_tool_trajectory": [_tool_call(t) for t in row.get("expected_tool_use") or []],
-        "expected_intermediate_responses": [
-            {"role": "assistant", "content": r.get("text") or "",
-             "metadata": {"author": r["author"]} if r.get("author") else {}}
-            if isinstance(r, dict) else r
-            for r in row.get("expected_intermediate_agent_responses") or []
-        ],
+        "user_content": _string(row.get("query"), f"{at}.query"),
+        "expected_tool_trajectory": [
+            _tool_call(call, f"{at}.expected_tool_use[{i}]")
+            for i, call in enumerate(_list(row.get("expected_tool_use"), f"{at}.expected_tool_use"))],
+        "expected_intermediate_responses": responses,
     }
-    if row.get("reference") is not None:
+    if _string(row.get("reference"), f"{at}.reference") is not None:
         turn["expected_final_response"] = row["reference"]
     return turn
 
@@ -238,7 +296,7 @@ def _legacy_session(item: dict[str, Any], index: int, path: Path) -> dict[str, A
         raise EvalSetLoadError(f"{path}: [{index}].data: expected a non-empty list of turns")
     case: dict[str, Any] = {
         "eval_id": str(item.get("name") or f"{_stem(path)}-{index}"),
-        "conversation": [_legacy_turn(row) for row in rows],
+        "conversation": [_legacy_turn(row, f"[{index}].data[{number}]") for number, row in enumerate(rows)],
     }
     session = item.get("initial_session")
     if isinstance(session, dict):
@@ -265,7 +323,7 @@ def _from_list(data: list[Any], path: Path) -> dict[str, Any]:
             "eval_set_id": _stem(path),
             "name": _stem(path),
             "eval_cases": [{"eval_id": _stem(path),
-                            "conversation": [_legacy_turn(row) for row in data]}],
+                            "conversation": [_legacy_turn(row, f"[{i}]") for i, row in enumerate(data)]}],
         }
     if all("data" in item for item in data):
         return {
@@ -281,7 +339,18 @@ def _from_list(data: list[Any], path: Path) -> dict[str, Any]:
 
 
 def eval_set_data(data: Any, path: Path) -> Any:
-    """Eval-set JSON of any supported form as our eval-set data (still to be validated)."""
+    """Eval-set JSON of any supported form as our eval-set data (still to be validated).
+
+    An ADK value of the wrong type (a string where a list of tool calls belongs, a number as a
+    part's text) raises ``EvalSetLoadError`` naming ``path`` and the JSON path.
+    """
+    try:
+        return _converted(data, path)
+    except _WrongType as exc:
+        raise EvalSetLoadError(f"{path}: {exc}") from None
+
+
+def _converted(data: Any, path: Path) -> Any:
     if isinstance(data, list):
         return _adk_marked(_from_list(data, path))
     if not isinstance(data, dict):
@@ -312,5 +381,5 @@ def eval_set_data(data: Any, path: Path) -> Any:
     if extra:
         out["metadata"] = {**extra, **(out.get("metadata") or {})}
     if isinstance(out["eval_cases"], list):
-        out["eval_cases"] = [_case(case) for case in out["eval_cases"]]
+        out["eval_cases"] = [_case(case, f"eval_cases[{i}]") for i, case in enumerate(out["eval_cases"])]
     return _adk_marked(out) if adk else out

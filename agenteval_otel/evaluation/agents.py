@@ -25,20 +25,29 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import hashlib
 import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.models import MessageContent, SessionInput
 
-__all__ = ["AgentCaller", "AgentTurn", "load_agent", "reply_text"]
+__all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "load_agent", "reply_text"]
+
+_log = logging.getLogger(__name__)
+_abandoned: contextvars.ContextVar[list[threading.Thread] | None] = contextvars.ContextVar(
+    "agenteval_abandoned_agent_threads", default=None)
 
 _NAMES = {
     "thread_id": "thread_id", "conversation_id": "thread_id", "session_id": "thread_id",
@@ -86,8 +95,12 @@ def reply_text(reply: Any) -> str | None:
                 return str(reply[key])
     try:
         return json.dumps(reply, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+    except Exception:  # not JSON, and its __str__ failed too
+        pass
+    try:
         return repr(reply)
+    except Exception:
+        return f"<{type(reply).__name__} that could not be printed>"
 
 
 def _entry_point(agent: Any) -> Callable[..., Any]:
@@ -106,8 +119,9 @@ def _entry_point(agent: Any) -> Callable[..., Any]:
 class AgentCaller:
     """Calls an agent for one turn, passing what its signature asks for.
 
-    Sync agents run in a worker thread with the caller's context (so their spans nest under the
-    turn's span); async agents run on the event loop.
+    Sync agents run in a daemon thread of their own with the caller's context (so their spans
+    nest under the turn's span), abandoned if the turn is cancelled while they still run; async
+    agents run on the event loop.
     """
 
     def __init__(self, agent: Any) -> None:
@@ -134,11 +148,87 @@ class AgentCaller:
         if self._is_async:
             return await self._fn(turn.user_input, **kwargs)
         call = functools.partial(self._fn, turn.user_input, **kwargs)
-        context = contextvars.copy_context()
-        reply = await asyncio.get_running_loop().run_in_executor(None, context.run, call)
+        reply = await _in_daemon_thread(call, f"agenteval agent {turn.eval_id} turn {turn.turn_index}")
         if inspect.isawaitable(reply):
             reply = await reply
         return reply
+
+
+@contextmanager
+def abandoned_agent_threads() -> Iterator[list[threading.Thread]]:
+    """The threads of sync agent calls given up on while still running (e.g. past a timeout),
+    as they are abandoned inside this block (and the tasks it starts)."""
+    abandoned: list[threading.Thread] = []
+    token = _abandoned.set(abandoned)
+    try:
+        yield abandoned
+    finally:
+        _abandoned.reset(token)
+
+
+async def _in_daemon_thread(call: Callable[[], Any], name: str) -> Any:
+    """``call()`` in a daemon thread with the caller's context (so its spans nest under the turn's).
+
+    If the awaiting task is cancelled while the call still runs, the thread is abandoned rather
+    than waited for: it never holds up the end of a run or of the process.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (context.run(call), None)
+        except BaseException as exc:  # handed to the awaiting task, which raises it
+            outcome = (None, exc)
+        try:
+            loop.call_soon_threadsafe(_settle, future, *outcome)
+        except RuntimeError:  # the loop is closed: nobody waits for this call any more
+            pass
+
+    thread = threading.Thread(target=work, name=name, daemon=True)
+    thread.start()
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if thread.is_alive():
+            _log.warning("%s: the agent is still running; its thread is abandoned", name)
+            abandoned = _abandoned.get()
+            if abandoned is not None:
+                abandoned.append(thread)
+        raise
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+def _module_from_file(path: Path, spec: str) -> ModuleType:
+    """The module of an agent file, imported under a private name of its own (so a file named
+    like another module, e.g. ``json.py``, never replaces it); its folder goes at the end of
+    ``sys.path`` so the file can import its sibling modules without shadowing any other."""
+    private_name = "agenteval_agent_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    if private_name in sys.modules:
+        return sys.modules[private_name]
+    module_spec = importlib.util.spec_from_file_location(private_name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ConfigError(f"--agent {spec!r}: cannot import {path}")
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[private_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[private_name]
+        raise
+    return module
 
 
 def load_agent(spec: str) -> Any:
@@ -150,12 +240,7 @@ def load_agent(spec: str) -> Any:
         path = Path(module_name)
         if not path.is_file():
             raise ConfigError(f"--agent {spec!r}: no such file {path}")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise ConfigError(f"--agent {spec!r}: cannot import {path}")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
+        module = _module_from_file(path.resolve(), spec)
     else:
         if "" not in sys.path and str(Path.cwd()) not in sys.path:
             sys.path.insert(0, str(Path.cwd()))

@@ -58,7 +58,7 @@ class _EvalTagProcessor(SpanProcessor):
     def shutdown(self) -> None:
         return None
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def force_flush(self, timeout_millis: int | None = 30000) -> bool:
         return True
 
 

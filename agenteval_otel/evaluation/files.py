@@ -10,11 +10,14 @@ from pydantic import BaseModel, ValidationError
 
 from agenteval_otel.errors import AgentEvalError, EvalSetLoadError
 
-__all__ = ["json_path", "read_json", "validate_file_data", "validation_message", "write_json"]
+__all__ = ["MAX_JSON_DEPTH", "check_depth", "json_path", "read_json", "validate_file_data", "validation_message",
+           "write_json"]
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _MAX_LISTED_ERRORS = 5
+MAX_JSON_DEPTH = 256
+"""How deeply an eval set or config file may nest its JSON (objects and lists)."""
 
 
 def read_json(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError) -> Any:
@@ -31,12 +34,34 @@ def read_json(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError) 
     if not text.strip():
         raise error(f"{file}: the file is empty; expected a JSON document")
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise error(
             f"{file}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})\n"
             f"{_pointed_at(text, exc.lineno, exc.colno)}"
         ) from None
+    except RecursionError:
+        raise error(_too_deep(file)) from None
+    check_depth(data, file, error)
+    return data
+
+
+def _too_deep(file: Path) -> str:
+    return f"{file}: the JSON is nested more than {MAX_JSON_DEPTH} levels deep; expected at most {MAX_JSON_DEPTH}"
+
+
+def check_depth(data: Any, file: str | Path, error: type[AgentEvalError] = EvalSetLoadError) -> None:
+    """Raise ``error`` when parsed JSON is nested deeper than ``MAX_JSON_DEPTH`` (so that no
+    recursive step after reading can fail with ``RecursionError``)."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if items is None:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise error(_too_deep(Path(file)))
+        pending.extend((item, depth + 1) for item in items if isinstance(item, (dict, list)))
 
 
 _SNIPPET = 72

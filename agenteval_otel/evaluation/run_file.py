@@ -2,7 +2,8 @@
 interrupted run keeps them and a resumed run skips them.
 
 One JSON object per line: a header naming the eval set and a fingerprint of the config, then
-one ``EvalCaseResult`` per finished case. A line cut short by a kill is ignored on resume.
+one ``EvalCaseResult`` per finished case. A last line cut short by a kill (even inside a
+character) is dropped on resume and reported.
 """
 
 from __future__ import annotations
@@ -53,9 +54,11 @@ class RunFile:
         return {"agenteval_run": _FORMAT, "eval_set_id": self.eval_set_id,
                 "config": self.fingerprint}
 
-    def _read_done(self) -> dict[str, EvalCaseResult]:
+    def _read_done(self) -> tuple[dict[str, EvalCaseResult], int | None]:
+        """The results in the file, and where its last line starts if that line was cut short."""
         done: dict[str, EvalCaseResult] = {}
-        with self.path.open(encoding="utf-8") as handle:
+        torn_at: int | None = None
+        with self.path.open("rb") as handle:
             first = handle.readline()
             try:
                 header = json.loads(first)
@@ -71,32 +74,49 @@ class RunFile:
                 raise ConfigError(
                     f"{self.path}: the run was started with another config; resume it with the "
                     "same --config, or run without --resume to start over")
+            offset = len(first)
             for number, line in enumerate(handle, start=2):
+                line_start, offset = offset, offset + len(line)
                 if not line.strip():
                     continue
                 try:
                     result = EvalCaseResult.model_validate_json(line)
                 except ValidationError:
-                    _log.warning("%s: line %d is incomplete or unreadable; its case runs again",
-                                 self.path, number)
+                    if line.endswith(b"\n"):
+                        _log.warning("%s: line %d is unreadable; its case runs again", self.path, number)
+                    else:
+                        torn_at = line_start
+                        _log.warning("%s: line %d was cut short (the run stopped while writing it); "
+                                     "dropped, its case runs again", self.path, number)
                     continue
                 done[result.eval_id] = result
-        return done
+        return done, torn_at
 
     def open(self, *, resume: bool) -> dict[str, EvalCaseResult]:
-        """Start writing; with ``resume``, first read back the results already there."""
+        """Start writing; with ``resume``, first read back the results already there (a last
+        line cut short is removed)."""
         done: dict[str, EvalCaseResult] = {}
         if resume and self.path.exists():
-            done = self._read_done()
+            done, torn_at = self._read_done()
+            if torn_at is not None:
+                with self.path.open("r+b") as handle:
+                    handle.truncate(torn_at)
             self._handle = self.path.open("a", encoding="utf-8")
-            if self.path.stat().st_size and not self.path.read_bytes().endswith(b"\n"):
-                self._handle.write("\n")  # end a line cut short, so the next one stands alone
+            if not self._ends_a_line():
+                self._handle.write("\n")  # a whole last line without its newline
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("w", encoding="utf-8")
             self._handle.write(json.dumps(self._header()) + "\n")
         self._handle.flush()
         return done
+
+    def _ends_a_line(self) -> bool:
+        with self.path.open("rb") as handle:
+            if handle.seek(0, 2) == 0:
+                return True
+            handle.seek(-1, 2)
+            return handle.read(1) == b"\n"
 
     def submit(self, result: EvalCaseResult) -> None:
         """Record one finished case (flushed at once); an evaluation sink."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from opentelemetry.trace import TracerProvider
 
-from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
+from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, abandoned_agent_threads
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.failures import AgentFailure
@@ -111,9 +111,11 @@ class Evaluator:
         if not case.conversation:
             return error_result(case, SCENARIO_NEEDS_SIMULATOR)
         try:
-            turns = await asyncio.wait_for(self._converse(case, eval_set_id), self.timeout_s)
+            with abandoned_agent_threads() as abandoned:
+                turns = await asyncio.wait_for(self._converse(case, eval_set_id), self.timeout_s)
         except asyncio.TimeoutError:
-            return error_result(case, f"timed out after {self.timeout_s:g} s",
+            still_running = "; the agent was still running and its thread was abandoned" if abandoned else ""
+            return error_result(case, f"timed out after {self.timeout_s:g} s{still_running}",
                                 time.perf_counter() - started, error_type="TimeoutError")
         except Exception as exc:
             failure = AgentFailure.of(exc)

@@ -1,8 +1,9 @@
 """Reading JSON trace files: one document, or one document per line, streamed.
 
-A file whose first lines are complete JSON documents is read line by line (never whole), each line
-converted on its own and a corrupt line skipped and counted; any other JSON file is parsed whole.
-The first document decides which of the candidate formats the whole file is read as.
+A file with a trace document on one of its first lines is read line by line (never whole), each
+line converted on its own and a corrupt line (bad JSON, or a field of the wrong type) skipped and
+counted; any other JSON file is parsed whole. The first trace document decides which of the
+candidate formats the whole file is read as.
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces.trace_file import SkipFunction, TraceFile
 from agenteval_otel.trajectory.spans import SpanRecord
 
-__all__ = ["JsonFormat", "is_json", "read_json_trace_file"]
+__all__ = ["MALFORMED", "JsonFormat", "is_json", "malformed_reason", "read_json_trace_file"]
 
-_SNIFF_LINES = 5
+_SNIFF_LINES = 64
+MAX_JSON_DEPTH = 1024
+"""How deeply a trace document may nest (the JSON parser's limit)."""
+_TOO_DEEP = f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep; expected at most {MAX_JSON_DEPTH}"
+# What a converter raises on a document of the wrong shape (RecursionError: nested too deeply).
+MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -46,7 +52,7 @@ def _recognise(doc: Any, formats: Sequence[JsonFormat]) -> JsonFormat | None:
         try:
             if candidate.convert(doc) is not None:
                 return candidate
-        except (ValueError, TypeError):
+        except MALFORMED:  # a malformed document of this format
             return candidate
     return None
 
@@ -57,32 +63,44 @@ def read_json_trace_file(path: Path, formats: Sequence[JsonFormat], *, expected:
     Raises ``TraceReadError`` when the file is empty, is not JSON, or holds no document of
     these formats.
     """
+    first_line: int | None = None
+    first_is_a_document = False
     with path.open("rb") as handle:
-        lines = list(itertools.islice(_non_empty_lines(handle), _SNIFF_LINES))
-    if not lines:
+        for number, line in itertools.islice(_non_empty_lines(handle), _SNIFF_LINES):
+            if first_line is None:
+                first_line = number
+                if not is_json(line):
+                    raise TraceReadError(f"{path}: not a JSON file; expected {expected}")
+            try:
+                doc = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # a corrupt line, or one line of a document spread over many
+            first_is_a_document = first_is_a_document or number == first_line
+            if (recognised := _recognise(doc, formats)) is not None:
+                return _lines_file(path, recognised, expected)
+    if first_line is None:
         raise TraceReadError(f"{path}: the file is empty; expected {expected}")
-    if not is_json(lines[0][1]):
-        raise TraceReadError(f"{path}: not a JSON file; expected {expected}")
-    first_parsed = False
-    for index, (_, line) in enumerate(lines):
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        first_parsed = first_parsed or index == 0
-        if (recognised := _recognise(doc, formats)) is not None:
-            return _lines_file(path, recognised, expected)
-    if first_parsed:
-        raise TraceReadError(f"{path}: line {lines[0][0]}: not a trace document; expected {expected}")
+    if first_is_a_document:
+        raise TraceReadError(f"{path}: line {first_line}: not a trace document; expected {expected}")
     doc = _load_whole(path, expected)
     found = _recognise(doc, formats)
     if found is None:
         raise TraceReadError(f"{path}: not a trace document; expected {expected}")
     try:
         records = found.convert(doc) or []
-    except (ValueError, TypeError) as exc:
-        raise TraceReadError(f"{path}: {exc}") from exc
+    except MALFORMED as exc:
+        raise TraceReadError(f"{path}: {malformed_reason(exc)}") from exc
     return TraceFile(path, found.document_name, lambda skip: iter(records))
+
+
+def malformed_reason(error: BaseException) -> str:
+    """What was wrong with a document whose parsing or conversion raised ``error``."""
+    if isinstance(error, RecursionError) or (
+            isinstance(error, orjson.JSONDecodeError) and "depth limit" in error.msg):
+        return _TOO_DEEP
+    if isinstance(error, ValueError):
+        return str(error) or type(error).__name__
+    return f"malformed document ({type(error).__name__}: {error})"
 
 
 def _lines_file(path: Path, found: JsonFormat, expected: str) -> TraceFile:
@@ -105,8 +123,8 @@ def _iter_lines(path: Path, found: JsonFormat, expected: str, skip: SkipFunction
             try:
                 records = found.convert(orjson.loads(line))
                 reason = "" if records is not None else "not a trace document"
-            except (orjson.JSONDecodeError, ValueError, TypeError) as exc:
-                records, reason = None, str(exc) or type(exc).__name__
+            except MALFORMED as exc:  # orjson.JSONDecodeError is a ValueError
+                records, reason = None, malformed_reason(exc)
             if records is None:
                 skip(number, reason)
                 first_problem = first_problem or f"line {number}: {reason}"
@@ -121,4 +139,6 @@ def _load_whole(path: Path, expected: str) -> Any:
     try:
         return orjson.loads(path.read_bytes().removeprefix(_BOM))
     except orjson.JSONDecodeError as exc:
+        if "depth limit" in exc.msg:
+            raise TraceReadError(f"{path}: {_TOO_DEEP}") from None
         raise TraceReadError(f"{path}: invalid JSON ({exc}); expected {expected}") from exc

@@ -16,8 +16,11 @@ httpx's ``MockTransport``.
 from __future__ import annotations
 
 import http
+import http.client
 import json
 import re
+import socket
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -29,10 +32,12 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from agenteval_otel.errors import TraceReadError
+from agenteval_otel.traces._jsonfile import MALFORMED, malformed_reason
 from agenteval_otel.traces.jaeger_json import EXPECTED, records_from_jaeger
 from agenteval_otel.trajectory.spans import SpanRecord, normalize_trace_id
 
 __all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
     "HttpRequest",
     "HttpResponse",
     "JaegerClient",
@@ -41,6 +46,10 @@ __all__ = [
     "UrllibTransport",
     "mask_url",
 ]
+
+
+DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
+_CHUNK_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +79,9 @@ class Transport(Protocol):
     """Sends one request and returns the response, for every status.
 
     Raises ``OSError`` (``urllib.error.URLError`` is one, as are ``ConnectionError`` and
-    ``TimeoutError``) when no response arrives; the client reports that as a ``TraceReadError``.
+    ``TimeoutError``) when no response arrives, which the client reports as a ``TraceReadError``;
+    a transport may raise ``TraceReadError`` itself for a reply that is broken (not HTTP, cut
+    short, too large, too slow).
     """
 
     def handle_request(self, request: HttpRequest) -> HttpResponse:
@@ -78,29 +89,137 @@ class Transport(Protocol):
         ...
 
 
-class UrllibTransport:
-    """The default transport: real HTTP(S) with ``urllib``; ``timeout`` (seconds) bounds each
-    blocking step of a request (connecting, each read). Redirects are followed."""
+class _Deadline:
+    """One request's deadline: when it passes, the request's sockets are shut down, which ends
+    any read still waiting on them (so a server that trickles bytes never holds a request)."""
 
-    def __init__(self, timeout: float = 10.0) -> None:
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket | None) -> None:
+        """Shut ``sock`` down when the deadline passes (at once if it has)."""
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self.expired
+        if expired:
+            _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def cancel(self) -> None:
+        """The request is over: no shutdown."""
+        self._timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed
+        pass
+
+
+def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
+    """A urllib opener (redirects, proxies) whose connections are watched by ``deadline``."""
+
+    class WatchedHTTPConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            deadline.watch(self.sock)
+
+    class WatchedHTTPSConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            deadline.watch(self.sock)
+
+    class HTTPHandler(urllib.request.HTTPHandler):
+        def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+            return super().do_open(WatchedHTTPConnection, req, **kwargs)
+
+    class HTTPSHandler(urllib.request.HTTPSHandler):
+        def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+            return super().do_open(WatchedHTTPSConnection, req, **kwargs)
+
+    return urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
+
+
+class UrllibTransport:
+    """The default transport: real HTTP(S) with ``urllib`` (redirects are followed).
+
+    ``timeout`` (seconds) is one deadline for the whole request: connecting, the headers and the
+    whole body. ``max_body_bytes`` bounds the body: reading stops as soon as it is passed (at
+    once, when the server announces a longer body).
+    """
+
+    def __init__(self, timeout: float = 10.0, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        if max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be at least 1")
         self.timeout = timeout
+        self.max_body_bytes = max_body_bytes
 
     def handle_request(self, request: HttpRequest) -> HttpResponse:
-        """Send ``request``; an HTTP error status comes back as a response, not an exception."""
+        """Send ``request``; an HTTP error status comes back as a response, not an exception.
+
+        Raises ``OSError`` when the server cannot be reached, and ``TraceReadError`` (naming the
+        URL) when the reply is not HTTP, is cut short, is over ``max_body_bytes`` or is not
+        complete within ``timeout``.
+        """
         outgoing = urllib.request.Request(request.url, headers=dict(request.headers), method=request.method)
+        deadline = _Deadline(self.timeout)
         try:
-            with urllib.request.urlopen(outgoing, timeout=self.timeout) as response:
-                body = response.read()
-                return HttpResponse(response.status, body, dict(response.headers.items()), response.reason)
-        except urllib.error.HTTPError as exc:
-            with exc:
-                try:
-                    body = exc.read()
-                except OSError:
-                    body = b""
-                return HttpResponse(exc.code, body, dict(exc.headers.items()) if exc.headers else {}, exc.reason)
+            try:
+                response = _opener(deadline).open(outgoing, timeout=self.timeout)
+            except urllib.error.HTTPError as exc:  # an error status is a response too
+                response = exc
+            with response:
+                body = self._body(response, request.url)
+                headers = dict(response.headers.items()) if response.headers else {}
+                return HttpResponse(response.status, body, headers, response.reason or "")
+        except (OSError, http.client.HTTPException, TraceReadError) as exc:
+            if deadline.expired:  # whatever the shut-down sockets made of it
+                raise TraceReadError(f"{request.url}: no complete response within {self.timeout:g} s") from None
+            if isinstance(exc, TraceReadError):
+                raise
+            if isinstance(exc, http.client.IncompleteRead):
+                raise TraceReadError(f"{request.url}: the response body was cut short ({exc!r})") from None
+            if isinstance(exc, http.client.HTTPException):
+                raise TraceReadError(f"{request.url}: not a valid HTTP response ({_shortened(repr(exc))})") from None
+            raise
+        finally:
+            deadline.cancel()
+
+    def _body(self, response: Any, url: str) -> bytes:
+        """The body, read in chunks up to ``max_body_bytes``."""
+        announced = str(response.headers.get("Content-Length") or "").strip() if response.headers else ""
+        length = int(announced) if announced.isdigit() else None
+        if length is not None and length > self.max_body_bytes:
+            raise TraceReadError(
+                f"{url}: the response body ({length} bytes announced) is over the limit of "
+                f"{self.max_body_bytes} bytes (max_body_bytes)")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := response.read(min(_CHUNK_BYTES, self.max_body_bytes + 1 - size)):
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise TraceReadError(
+                    f"{url}: the response body is over the limit of {self.max_body_bytes} bytes (max_body_bytes)")
+            chunks.append(chunk)
+        if length is not None and size < length:
+            raise TraceReadError(f"{url}: the response body was cut short ({size} of {length} bytes)")
+        return b"".join(chunks)
 
 
 class MockTransport:
@@ -173,6 +292,10 @@ def _micros(moment: datetime | int | float) -> int:
     return int(moment)
 
 
+def _shortened(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _reason(response: HttpResponse) -> str:
     if response.reason:
         return response.reason
@@ -185,23 +308,35 @@ def _reason(response: HttpResponse) -> str:
 class JaegerClient:
     """Reads traces from the Jaeger query service's HTTP API (``/api/traces``).
 
-    ``timeout`` (seconds) bounds every request of the default ``UrllibTransport``; ``transport``
-    replaces that transport (e.g. a ``MockTransport`` in tests; ``timeout`` is then its business).
-    Failures (unreachable server, HTTP errors, a response that is not Jaeger JSON) raise
-    ``TraceReadError`` naming the URL.
+    ``timeout`` (seconds) is the one deadline of each request of the default ``UrllibTransport``,
+    and ``max_body_bytes`` the largest response body it reads; ``transport`` replaces that
+    transport (e.g. a ``MockTransport`` in tests; ``timeout`` is then its business). Failures
+    (unreachable server, a reply that is not HTTP, cut short, too large or too slow, HTTP errors,
+    a body that is not Jaeger JSON) raise ``TraceReadError`` naming the URL.
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 10.0, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 10.0,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        transport: Transport | None = None,
+    ) -> None:
         parsed = urllib.parse.urlparse(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"base_url must be an http(s) URL, got {mask_url(base_url)!r}")
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        if max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be at least 1")
         if transport is not None and not isinstance(transport, Transport):
             raise TypeError(f"transport must have handle_request(request), not be {type(transport).__name__}")
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self.transport: Transport = transport if transport is not None else UrllibTransport(timeout)
+        self.max_body_bytes = max_body_bytes
+        self.transport: Transport = (
+            transport if transport is not None else UrllibTransport(timeout, max_body_bytes))
 
     def get_trace(self, trace_id: str) -> list[SpanRecord]:
         """The spans of one trace (``/api/traces/{id}``)."""
@@ -244,21 +379,28 @@ class JaegerClient:
         shown = mask_url(url)  # every message names the URL without its credentials
         try:
             response = self.transport.handle_request(HttpRequest("GET", url, {"Accept": "application/json"}))
+        except TraceReadError as exc:  # a broken reply the transport named: without the credentials
+            raise TraceReadError(_masked_text(str(exc), url)) from None
         except OSError as exc:
             reason = _masked_text(str(exc), url)
             raise TraceReadError(f"{shown}: cannot reach the Jaeger query service ({reason})") from exc
         if not 200 <= response.status < 300:
             raise TraceReadError(f"{shown}: HTTP {response.status} {_reason(response)}")
+        if len(response.body) > self.max_body_bytes:
+            raise TraceReadError(
+                f"{shown}: the response body is over the limit of {self.max_body_bytes} bytes (max_body_bytes)")
         try:
             doc = orjson.loads(response.body)
         except orjson.JSONDecodeError as exc:
-            raise TraceReadError(f"{shown}: invalid JSON ({exc}); expected {EXPECTED}") from exc
+            if "depth limit" in exc.msg:
+                raise TraceReadError(f"{shown}: {malformed_reason(exc)}") from None
+            raise TraceReadError(f"{shown}: invalid JSON ({exc}); expected {EXPECTED}") from None
         if isinstance(doc, Mapping) and doc.get("errors") and not doc.get("data"):
-            raise TraceReadError(f"{shown}: Jaeger reported {doc['errors']!r}")
+            raise TraceReadError(f"{shown}: Jaeger reported {_shortened(repr(doc['errors']))}")
         try:
             records = records_from_jaeger(doc)
-        except ValueError as exc:
-            raise TraceReadError(f"{shown}: {exc}") from exc
+        except MALFORMED as exc:
+            raise TraceReadError(f"{shown}: {malformed_reason(exc)}") from None
         if records is None:
             raise TraceReadError(f"{shown}: not a Jaeger response; expected {EXPECTED}")
         return records

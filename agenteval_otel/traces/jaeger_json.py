@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from agenteval_otel.traces._json_shapes import json_type, list_at, object_at, text_at
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
 from agenteval_otel.traces.otlp_json import records_from_request
 from agenteval_otel.traces.trace_file import TraceFile
@@ -69,14 +70,17 @@ def _first(obj: Mapping[str, Any], *keys: str) -> Any:
     return None
 
 
-def _tag_value(tag: Mapping[str, Any]) -> Any:
+def _tag_value(tag: Mapping[str, Any], path: str) -> Any:
     kind = str(tag.get("type") or tag.get("vType") or "string").lower()
     # api_v2 protobuf JSON carries the value under vStr, vInt64, ... instead of value
     value = tag["value"] if "value" in tag else _first(tag, "vStr", "vBool", "vInt64", "vFloat64", "vBinary")
-    if kind in ("int64", "int") and isinstance(value, str):
-        return int(value)
-    if kind in ("float64", "float") and isinstance(value, str):
-        return float(value)
+    try:
+        if kind in ("int64", "int") and isinstance(value, str):
+            return int(value)
+        if kind in ("float64", "float") and isinstance(value, str):
+            return float(value)
+    except ValueError:
+        raise ValueError(f"{path}: expected an {kind} value, got {value!r}") from None
     if kind == "bool" and isinstance(value, str):
         return value.lower() == "true"
     if kind == "binary" and isinstance(value, str):
@@ -93,8 +97,13 @@ def _tags(tags: Any, path: str) -> dict[str, Any]:
     if isinstance(tags, Mapping):  # some exports write tags as a plain map
         return dict(tags)
     if not isinstance(tags, list):
-        raise ValueError(f"{path}: expected a list of tags")
-    return {str(tag["key"]): _tag_value(tag) for tag in tags if isinstance(tag, Mapping) and "key" in tag}
+        raise ValueError(f"{path}: expected a list of tags, got {json_type(tags)}")
+    decoded = {}
+    for index, tag in enumerate(tags):
+        if not isinstance(tag, Mapping) or "key" not in tag:
+            raise ValueError(f"{path}[{index}]: expected an object with 'key' and 'value'")
+        decoded[str(tag["key"])] = _tag_value(tag, f"{path}[{index}]")
+    return decoded
 
 
 def _micros_to_ns(value: Any, path: str) -> int:
@@ -126,31 +135,49 @@ def _duration_ns(value: Any, path: str) -> int:
     raise ValueError(f"{path}: expected a duration in microseconds, got {value!r}")
 
 
-def _process(span: Mapping[str, Any], processes: Mapping[str, Any]) -> dict[str, Any]:
-    process = span.get("process")
-    if not isinstance(process, Mapping):
-        process = processes.get(str(_first(span, "processID", "processId") or ""), {})
-    if not isinstance(process, Mapping):
-        return {}
-    resource = _tags(process.get("tags"), "process.tags")
-    if process.get("serviceName") is not None:
-        resource["service.name"] = process["serviceName"]
+def _resource(process: Any, path: str) -> dict[str, Any]:
+    """The resource attributes of a Jaeger process (its tags and service name)."""
+    process = object_at(process, path)
+    resource = _tags(process.get("tags"), f"{path}.tags")
+    service = text_at(process.get("serviceName"), f"{path}.serviceName")
+    if service is not None:
+        resource["service.name"] = service
     return resource
 
 
+def _resources(processes: Any, path: str) -> dict[str, dict[str, Any]]:
+    """A trace's ``processes`` map as resources by process id."""
+    return {str(key): _resource(process, f"{path}.{key}") for key, process in object_at(processes, path).items()}
+
+
+def _span_resource(span: Mapping[str, Any], resources: Mapping[str, dict[str, Any]], path: str) -> dict[str, Any]:
+    if span.get("process") is not None:
+        return _resource(span["process"], f"{path}.process")
+    return dict(resources.get(str(_first(span, "processID", "processId") or ""), {}))
+
+
+def _id(value: Any, path: str, *, trace: bool) -> str | None:
+    try:
+        return normalize_trace_id(value) if trace else normalize_span_id(value)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def _references(span: Mapping[str, Any], trace_id: str, path: str) -> tuple[str | None, tuple[SpanLink, ...]]:
-    explicit = normalize_span_id(_first(span, "parentSpanID", "parentSpanId"))
+    explicit = _id(_first(span, "parentSpanID", "parentSpanId"), f"{path}.parentSpanID", trace=False)
     parent: str | None = explicit
     links: list[SpanLink] = []
-    references = [r for r in span.get("references") or () if isinstance(r, Mapping)]
+    references = [(index, object_at(reference, f"{path}.references[{index}]")) for index, reference
+                  in enumerate(list_at(span.get("references"), f"{path}.references"))]
     ranked = sorted(
-        references, key=lambda r: 0 if str(r.get("refType", "CHILD_OF")).upper() == "CHILD_OF" else 1
+        references, key=lambda r: 0 if str(r[1].get("refType", "CHILD_OF")).upper() == "CHILD_OF" else 1
     )
-    for index, reference in enumerate(ranked):
-        ref_trace = normalize_trace_id(_first(reference, "traceID", "traceId")) or trace_id
-        ref_span = normalize_span_id(_first(reference, "spanID", "spanId"))
+    for index, reference in ranked:
+        where = f"{path}.references[{index}]"
+        ref_trace = _id(_first(reference, "traceID", "traceId"), f"{where}.traceID", trace=True) or trace_id
+        ref_span = _id(_first(reference, "spanID", "spanId"), f"{where}.spanID", trace=False)
         if ref_span is None:
-            raise ValueError(f"{path}.references[{index}]: missing spanID")
+            raise ValueError(f"{where}: missing spanID")
         if parent is None and ref_trace == trace_id:
             parent = ref_span
         elif ref_span != parent:
@@ -172,7 +199,7 @@ def _status(tags: dict[str, Any]) -> SpanStatus:
 
 def _events(logs: Any, path: str) -> tuple[SpanEvent, ...]:
     events = []
-    for index, log in enumerate(logs or ()):
+    for index, log in enumerate(list_at(logs, f"{path}.logs")):
         if not isinstance(log, Mapping):
             raise ValueError(f"{path}.logs[{index}]: expected an object")
         fields = _tags(log.get("fields"), f"{path}.logs[{index}].fields")
@@ -183,7 +210,9 @@ def _events(logs: Any, path: str) -> tuple[SpanEvent, ...]:
     return tuple(events)
 
 
-def _span(span: Mapping[str, Any], processes: Mapping[str, Any], path: str) -> SpanRecord:
+def _span(span: Any, resources: Mapping[str, dict[str, Any]], path: str) -> SpanRecord:
+    if not isinstance(span, Mapping):
+        raise ValueError(f"{path}: expected an object (a span), got {json_type(span)}")
     try:
         trace_id = normalize_trace_id(_first(span, "traceID", "traceId"))
         span_id = normalize_span_id(_first(span, "spanID", "spanId"))
@@ -212,7 +241,7 @@ def _span(span: Mapping[str, Any], processes: Mapping[str, Any], path: str) -> S
         attributes=tags,
         events=_events(span.get("logs"), path),
         status=status,
-        resource=_process(span, processes),
+        resource=_span_resource(span, resources, path),
         scope_name=scope[0],
         scope_version=scope[1],
         links=links,
@@ -223,15 +252,15 @@ def record_from_span(span: Mapping[str, Any], *, processes: Mapping[str, Any] | 
     """One Jaeger span (UI model or api_v2 JSON) as a record; ``processes`` is its trace's
     ``processes`` map when the span refers to one by ``processID``. Raises ``ValueError``
     naming a malformed field."""
-    return _span(span, processes or {}, "span")
+    return _span(span, _resources(processes, "processes"), "span")
 
 
 def _trace(trace: Mapping[str, Any], path: str) -> list[SpanRecord]:
     spans = trace.get("spans")
     if not isinstance(spans, list):
         raise ValueError(f"{path}.spans: expected a list")
-    processes = trace["processes"] if isinstance(trace.get("processes"), Mapping) else {}
-    return [_span(span, processes, f"{path}.spans[{i}]") for i, span in enumerate(spans)]
+    resources = _resources(trace.get("processes"), f"{path}.processes")
+    return [_span(span, resources, f"{path}.spans[{i}]") for i, span in enumerate(spans)]
 
 
 def _is_span(obj: Any) -> bool:

@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import orjson
 
+from agenteval_otel.traces._json_shapes import json_type, list_at, object_at, text_at
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
 from agenteval_otel.traces.trace_file import TraceFile
 from agenteval_otel.trajectory.spans import (
@@ -73,16 +74,26 @@ def _int64(value: Any, path: str) -> int:
         raise ValueError(f"{path}: expected an int64 (number or decimal string), got {value!r}") from None
 
 
-def _double(value: Any) -> float:
-    if isinstance(value, str):
-        return float(value)  # "NaN", "Infinity", "-Infinity" and decimal strings
-    return float(value)
+def _double(value: Any, path: str) -> float:
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        try:
+            return float(value)  # also "NaN", "Infinity", "-Infinity" and decimal strings
+        except ValueError:
+            pass
+    raise ValueError(f"{path}: expected a double (number or decimal string), got {value!r}")
+
+
+def _bytes(value: Any, path: str) -> bytes:
+    try:
+        return base64.b64decode(value, validate=True)
+    except (TypeError, ValueError):  # binascii.Error is a ValueError
+        raise ValueError(f"{path}: expected base64 text, got {value!r}") from None
 
 
 def decode_any_value(value: Any, path: str = "value") -> Any:
     """A plain Python value from an OTLP/JSON ``AnyValue`` (``{"stringValue": "x"}`` → ``"x"``)."""
     if not isinstance(value, Mapping):
-        raise ValueError(f"{path}: expected an AnyValue object, got {type(value).__name__}")
+        raise ValueError(f"{path}: expected an AnyValue object, got {json_type(value)}")
     for key, item in value.items():
         if item is None:
             continue
@@ -91,16 +102,16 @@ def decode_any_value(value: Any, path: str = "value") -> Any:
         if key in ("boolValue", "bool_value"):
             return bool(item)
         if key in ("intValue", "int_value"):
-            return _int64(item, path)
+            return _int64(item, f"{path}.{key}")
         if key in ("doubleValue", "double_value"):
-            return _double(item)
+            return _double(item, f"{path}.{key}")
         if key in ("bytesValue", "bytes_value"):
-            return base64.b64decode(item)
+            return _bytes(item, f"{path}.{key}")
         if key in ("arrayValue", "array_value"):
-            values = item.get("values") or []
-            return [decode_any_value(v, f"{path}.values[{i}]") for i, v in enumerate(values)]
+            values = list_at(object_at(item, f"{path}.{key}").get("values"), f"{path}.{key}.values")
+            return [decode_any_value(v, f"{path}.{key}.values[{i}]") for i, v in enumerate(values)]
         if key in ("kvlistValue", "kvlist_value"):
-            return decode_attributes(item.get("values"), f"{path}.values")
+            return decode_attributes(object_at(item, f"{path}.{key}").get("values"), f"{path}.{key}.values")
     return None
 
 
@@ -114,7 +125,7 @@ def decode_attributes(attributes: Any, path: str) -> dict[str, Any]:
     for index, item in enumerate(attributes):
         if not isinstance(item, Mapping) or "key" not in item:
             raise ValueError(f"{path}[{index}]: expected an object with 'key' and 'value'")
-        decoded[str(item["key"])] = decode_any_value(item.get("value") or {}, f"{path}[{index}]")
+        decoded[str(item["key"])] = decode_any_value(item.get("value") or {}, f"{path}[{index}].value")
     return decoded
 
 
@@ -144,7 +155,7 @@ def _status(value: Any) -> SpanStatus:
 
 
 def _required_id(value: Any, path: str, *, trace: bool) -> str:
-    normalized = normalize_trace_id(value) if trace else normalize_span_id(value)
+    normalized = _id(value, path, trace=trace)
     if normalized is None:
         raise ValueError(f"{path}: missing or all-zero {'trace' if trace else 'span'} id")
     return normalized
@@ -168,20 +179,12 @@ def _span(
     if trace_id is None or span_id is None:
         raise ValueError(f"{path}: a span needs a traceId and a spanId")
     events = tuple(
-        SpanEvent(
-            str(event.get("name", "")),
-            _int64(_get(event, "timeUnixNano", "time_unix_nano"), f"{path}.events[{i}]"),
-            decode_attributes(event.get("attributes"), f"{path}.events[{i}].attributes"),
-        )
-        for i, event in enumerate(span.get("events") or ())
+        _event(object_at(event, f"{path}.events[{i}]"), f"{path}.events[{i}]")
+        for i, event in enumerate(list_at(span.get("events"), f"{path}.events"))
     )
     links = tuple(
-        SpanLink(
-            _required_id(_get(link, "traceId", "trace_id"), f"{path}.links[{i}]", trace=True),
-            _required_id(_get(link, "spanId", "span_id"), f"{path}.links[{i}]", trace=False),
-            decode_attributes(link.get("attributes"), f"{path}.links[{i}].attributes"),
-        )
-        for i, link in enumerate(span.get("links") or ())
+        _link(object_at(link, f"{path}.links[{i}]"), f"{path}.links[{i}]")
+        for i, link in enumerate(list_at(span.get("links"), f"{path}.links"))
     )
     start = _int64(_get(span, "startTimeUnixNano", "start_time_unix_nano"), f"{path}.start")
     end = _int64(_get(span, "endTimeUnixNano", "end_time_unix_nano"), f"{path}.end")
@@ -197,9 +200,25 @@ def _span(
         events=events,
         status=_status(span.get("status")),
         resource=resource,
-        scope_name=scope.get("name") or None,
-        scope_version=scope.get("version") or None,
+        scope_name=text_at(scope.get("name"), "scope.name"),
+        scope_version=text_at(scope.get("version"), "scope.version"),
         links=links,
+    )
+
+
+def _event(event: Mapping[str, Any], path: str) -> SpanEvent:
+    return SpanEvent(
+        str(event.get("name", "")),
+        _int64(_get(event, "timeUnixNano", "time_unix_nano"), f"{path}.timeUnixNano"),
+        decode_attributes(event.get("attributes"), f"{path}.attributes"),
+    )
+
+
+def _link(link: Mapping[str, Any], path: str) -> SpanLink:
+    return SpanLink(
+        _required_id(_get(link, "traceId", "trace_id"), f"{path}.traceId", trace=True),
+        _required_id(_get(link, "spanId", "span_id"), f"{path}.spanId", trace=False),
+        decode_attributes(link.get("attributes"), f"{path}.attributes"),
     )
 
 
@@ -234,19 +253,20 @@ def records_from_request(doc: Any, path: str = "") -> list[SpanRecord] | None:
         if not isinstance(group, Mapping):
             raise ValueError(f"{r_path}: expected an object")
         resource = decode_attributes(
-            (group.get("resource") or {}).get("attributes"), f"{r_path}.resource.attributes"
+            object_at(group.get("resource"), f"{r_path}.resource").get("attributes"), f"{r_path}.resource.attributes"
         )
-        scope_groups = _get(group, "scopeSpans", "scope_spans")
-        scope_key = "scope"
+        scope_groups, groups_key, scope_key = _get(group, "scopeSpans", "scope_spans"), "scopeSpans", "scope"
         if scope_groups is None:  # OTLP before 0.15
-            scope_groups = _get(group, "instrumentationLibrarySpans", "instrumentation_library_spans", [])
-            scope_key = "instrumentationLibrary"
-        for s_index, scoped in enumerate(scope_groups):
-            s_path = f"{r_path}.scopeSpans[{s_index}]"
+            scope_groups = _get(group, "instrumentationLibrarySpans", "instrumentation_library_spans")
+            groups_key, scope_key = "instrumentationLibrarySpans", "instrumentationLibrary"
+        for s_index, scoped in enumerate(list_at(scope_groups, f"{r_path}.{groups_key}")):
+            s_path = f"{r_path}.{groups_key}[{s_index}]"
             if not isinstance(scoped, Mapping):
                 raise ValueError(f"{s_path}: expected an object")
-            scope = scoped.get(scope_key) or {}
-            for index, span in enumerate(scoped.get("spans") or ()):
+            scope = object_at(scoped.get(scope_key), f"{s_path}.{scope_key}")
+            scope = {"name": text_at(scope.get("name"), f"{s_path}.{scope_key}.name"),
+                     "version": text_at(scope.get("version"), f"{s_path}.{scope_key}.version")}
+            for index, span in enumerate(list_at(scoped.get("spans"), f"{s_path}.spans")):
                 if not isinstance(span, Mapping):
                     raise ValueError(f"{s_path}.spans[{index}]: expected an object")
                 records.append(_span(span, f"{s_path}.spans[{index}]", resource, scope))

@@ -100,18 +100,16 @@ def records_from_proto(data: bytes) -> list[SpanRecord]:
     except DecodeError as exc:
         raise ValueError(f"not an ExportTraceServiceRequest ({exc})") from None
     records = []
-    for group in request.resource_spans:
+    for r_index, group in enumerate(request.resource_spans):
         resource = _attributes(group.resource.attributes)
-        for scoped in group.scope_spans:
-            for span in scoped.spans:
-                records.append(
-                    record_from_span(
-                        span,
-                        resource=resource,
-                        scope_name=scoped.scope.name,
-                        scope_version=scoped.scope.version,
-                    )
-                )
+        for s_index, scoped in enumerate(group.scope_spans):
+            for index, span in enumerate(scoped.spans):
+                try:
+                    record = record_from_span(
+                        span, resource=resource, scope_name=scoped.scope.name, scope_version=scoped.scope.version)
+                except ValueError as exc:
+                    raise ValueError(f"resource_spans[{r_index}].scope_spans[{s_index}].spans[{index}]: {exc}") from None
+                records.append(record)
     return records
 
 

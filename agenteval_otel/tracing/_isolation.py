@@ -54,9 +54,9 @@ class IsolatedSpanProcessor(SpanProcessor):
         except Exception:
             self._report("shutdown")
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def force_flush(self, timeout_millis: int | None = 30000) -> bool:
         try:
-            return bool(self.processor.force_flush(timeout_millis))
+            return bool(self.processor.force_flush(30000 if timeout_millis is None else timeout_millis))
         except Exception:
             self._report("force_flush")
             return False

@@ -53,6 +53,7 @@ _logger.addHandler(logging.NullHandler())
 TRACES_FILE_ENV: Final = "AGENTEVAL_TRACES_FILE"
 DEFAULT_TRACES_FILE: Final = "agenteval-traces.jsonl"
 EXIT_TIMEOUT_SECONDS: Final = 5.0
+DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 
 
 def _within(timeout: float, action: Callable[[], object], what: str) -> bool:
@@ -101,8 +102,10 @@ class TracingHandle:
         self._shutdown_result: bool | None = None
         atexit.register(self._at_exit)
 
-    def force_flush(self, timeout: float = 30.0) -> bool:
-        """Export every ended span; ``False`` if that failed or took longer than ``timeout`` seconds."""
+    def force_flush(self, timeout: float | None = DEFAULT_TIMEOUT_SECONDS) -> bool:
+        """Export every ended span; ``False`` if that failed or took longer than ``timeout`` seconds
+        (``None``: the default, 30 s)."""
+        timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
         if self._shutdown_result is not None:
             _logger.warning("force_flush after shutdown: nothing to flush")
             return False
@@ -112,8 +115,9 @@ class TracingHandle:
         deadline_millis = max(0, int(timeout * 1000))
         return _within(timeout, lambda: flush(deadline_millis), "force_flush")
 
-    def shutdown(self, timeout: float = 30.0) -> bool:
-        """Flush and stop export within ``timeout`` seconds overall; ``False`` if that failed or timed out.
+    def shutdown(self, timeout: float | None = DEFAULT_TIMEOUT_SECONDS) -> bool:
+        """Flush and stop export within ``timeout`` seconds overall (``None``: the default, 30 s);
+        ``False`` if that failed or timed out.
 
         Idempotent: later calls return the first call's result at once. Our steps go back to the
         global provider, so their spans are dropped when that is this (now shut down) provider.
@@ -123,6 +127,7 @@ class TracingHandle:
             if self._shutdown_result is not None:
                 return self._shutdown_result
             started = time.monotonic()
+            timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
             release_provider(self.provider)
             atexit.unregister(self._at_exit)
             stop = getattr(self.provider, "shutdown", None)

@@ -227,7 +227,7 @@ class OtlpJsonFileExporter(SpanExporter):
             logger.exception("OtlpJsonFileExporter(%s): failed to write %d span(s)", self.path, len(spans))
             return SpanExportResult.FAILURE
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def force_flush(self, timeout_millis: int | None = 30000) -> bool:
         """Every export is already flushed; flush once more and report whether the file is open."""
         with self._lock:
             if self._handle is None:

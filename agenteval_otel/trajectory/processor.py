@@ -45,6 +45,13 @@ logger.addHandler(logging.NullHandler())
 TrajectoryCallback = Callable[[Trajectory], None]
 """Called (on the processor's worker thread) with each finished trajectory."""
 
+DEFAULT_TIMEOUT_MILLIS = 30000
+
+
+def _deadline(timeout_millis: int | None) -> float:
+    """The monotonic time ``timeout_millis`` from now (``None``: the default)."""
+    return time.monotonic() + (DEFAULT_TIMEOUT_MILLIS if timeout_millis is None else timeout_millis) / 1000
+
 
 class TrajectoryProcessor(SpanProcessor):
     """Turns each finished trace into trajectories and passes them to ``callbacks``.
@@ -233,15 +240,15 @@ class TrajectoryProcessor(SpanProcessor):
                 self._work.wait(remaining)
             return True
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
+    def force_flush(self, timeout_millis: int | None = DEFAULT_TIMEOUT_MILLIS) -> bool:
         """Deliver every trace whose root has ended; ``False`` if that takes longer than the
-        timeout. Traces still open are not complete and stay buffered."""
-        return self._wait_idle(time.monotonic() + timeout_millis / 1000)
+        timeout (``None``: the default, 30 s). Traces still open are not complete and stay buffered."""
+        return self._wait_idle(_deadline(timeout_millis))
 
-    def shutdown(self, timeout_millis: int = 30000) -> None:
-        """Deliver the queued traces within one overall deadline, then stop; later spans are
-        dropped and traces still open are counted as dropped. Idempotent."""
-        deadline = time.monotonic() + timeout_millis / 1000
+    def shutdown(self, timeout_millis: int | None = DEFAULT_TIMEOUT_MILLIS) -> None:
+        """Deliver the queued traces within one overall deadline (``None``: the default, 30 s),
+        then stop; later spans are dropped and traces still open are counted as dropped. Idempotent."""
+        deadline = _deadline(timeout_millis)
         with self._work:
             if self._closed:
                 return

@@ -193,6 +193,8 @@ def _normalize_id(value: str | bytes | None, size: int) -> str | None:
     """
     if value is None:
         return None
+    if not isinstance(value, (str, bytes)):
+        raise ValueError(f"expected a hex or base64 id, got {type(value).__name__}")
     if isinstance(value, bytes):
         if len(value) not in (0, size):
             raise ValueError(f"expected a {size}-byte id, got {len(value)} bytes")

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from agenteval_otel import EvalConfig, EvalSet, EvalSetBuilder, ToolCall
-from agenteval_otel.errors import EvalSetLoadError
+from agenteval_otel.errors import ConfigError, EvalSetLoadError
 from agenteval_otel.evaluation.adk import snake_keys
 from agenteval_otel.evaluation.config import MatchType
+from agenteval_otel.evaluation.files import MAX_JSON_DEPTH
 
 OWN_EVALSETS = Path(__file__).resolve().parents[1] / "data" / "evalsets"
 
@@ -381,3 +382,26 @@ def test_validator_messages_carry_no_pydantic_prefix(tmp_path: Path) -> None:
 def test_load_error_is_a_value_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         EvalSet.load(tmp_path / "missing.json")
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_deeply_nested_json_names_the_file_and_the_depth_limit(tmp_path: Path, depth: int) -> None:
+    eval_set = _write(tmp_path, '{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "tags": %s, '
+                                '"conversation": [{"user_content": "hi"}]}]}' % _nested(depth))
+    with pytest.raises(EvalSetLoadError, match=rf"^{re.escape(str(eval_set))}: .*nested more than {MAX_JSON_DEPTH}"):
+        EvalSet.load(eval_set)
+    config = tmp_path / "deep.config.json"
+    config.write_text('{"criteria": {"response_match": {"params": {"x": %s}}}}' % _nested(depth))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(config))}: .*nested more than {MAX_JSON_DEPTH}"):
+        EvalConfig.load(config)
+
+
+def test_json_nested_up_to_the_limit_loads(tmp_path: Path) -> None:
+    obj = '{"a": ' * (MAX_JSON_DEPTH - 10) + "1" + "}" * (MAX_JSON_DEPTH - 10)
+    path = _write(tmp_path, '{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [{"user_content": '
+                            '"hi", "expected_tool_trajectory": [{"name": "x", "args": %s}]}]}]}' % obj)
+    assert EvalSet.load(path).eval_cases[0].expected_tools[0].name == "x"

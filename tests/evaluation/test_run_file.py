@@ -41,6 +41,27 @@ def test_results_survive_and_resume(tmp_path: Path) -> None:
         assert sorted(run.open(resume=True)) == ["a", "b", "c"]
 
 
+def test_a_last_line_torn_inside_a_character_is_dropped_and_reported(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "run.jsonl"
+    with RunFile(path, "set", CONFIG) as run:
+        run.open(resume=False)
+        run.submit(_result("a"))
+    torn = EvalCaseResult(eval_id="b", passed=True, error="température 12°C").model_dump_json().encode()
+    cut = torn.index("°".encode()) + 1  # inside the two bytes of the degree sign
+    with path.open("ab") as handle:
+        handle.write(torn[:cut])
+    with RunFile(path, "set", CONFIG) as run:
+        assert sorted(run.open(resume=True)) == ["a"]
+        run.submit(_result("b"))
+    assert any("line 3" in r.getMessage() and "cut short" in r.getMessage() for r in caplog.records)
+    text = path.read_text(encoding="utf-8")  # the torn bytes are gone: the file is valid UTF-8 again
+    assert [json.loads(line).get("eval_id") for line in text.splitlines()] == [None, "a", "b"]
+    with RunFile(path, "set", CONFIG) as run:
+        assert sorted(run.open(resume=True)) == ["a", "b"]
+
+
 def test_a_fresh_run_starts_over(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with RunFile(path, "set", CONFIG) as run:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +333,63 @@ def test_a_given_tracer_provider_receives_the_decorators_spans_too(exported: InM
     assert {s.name for s in own.get_finished_spans()} >= {"execute_tool lookup", "invoke_agent echo-agent"}
     assert not exported.get_finished_spans()
     assert current_provider() is routed_before
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot print me")
+
+
+def test_an_agent_error_that_cannot_be_printed_is_an_errored_case(exported: InMemorySpanExporter) -> None:
+    def unprintable(query: str) -> str:
+        if query == "boom":
+            raise _Unprintable()
+        return "fine"
+
+    report = evaluate(EvalSetBuilder.quick(("boom", "fine"), ("calm", "fine")), unprintable)
+    boom, calm = report.results
+    assert boom.status == "errored" and boom.error is not None
+    assert "_Unprintable" in boom.error and "could not be printed" in boom.error
+    assert calm.status == "passed"
+    agent_span = next(s for s in exported.get_finished_spans() if s.attributes.get(attr.EVAL_ID) == boom.eval_id
+                      and s.name.startswith("invoke_agent"))
+    assert agent_span.attributes[attr.ERROR_TYPE] == "_Unprintable"
+
+
+def test_a_hung_sync_agent_is_abandoned_and_the_run_ends_on_time(
+    exported: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
+) -> None:
+    release = threading.Event()
+
+    def hangs(query: str) -> str:
+        if query == "hang":
+            release.wait(30)
+        return "done"
+
+    started = time.perf_counter()
+    try:
+        report = evaluate(EvalSetBuilder.quick(("hang", "done"), ("fast", "done")), hangs, timeout_s=0.5)
+        elapsed = time.perf_counter() - started
+    finally:
+        release.set()
+    assert elapsed < 5
+    hung, fast = report.results
+    assert hung.status == "errored" and fast.status == "passed"
+    assert hung.error == "timed out after 0.5 s; the agent was still running and its thread was abandoned"
+    assert any("abandoned" in record.getMessage() for record in caplog.records
+               if record.levelname == "WARNING")
+
+
+def test_cli_run_exits_on_time_with_a_hung_sync_agent(tmp_path: Path) -> None:
+    (tmp_path / "hung_agent.py").write_text(
+        "import time\n\n\ndef agent(query: str) -> str:\n    time.sleep(30)\n    return 'late'\n")
+    EvalSetBuilder.quick(("q", "late")).save(tmp_path / "one.evalset.json")
+    started = time.perf_counter()
+    proc = _agenteval("run", "one.evalset.json", "--agent", "hung_agent.py:agent", "--timeout", "1",
+                      "--report", "report.json", cwd=tmp_path)
+    elapsed = time.perf_counter() - started
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert elapsed < 15
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert "its thread was abandoned" in report["results"][0]["error"]
+    assert "abandoned" in proc.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -263,6 +264,10 @@ def test_an_error_status_is_a_trace_read_error_naming_the_url(response: HttpResp
         (b'{"data": null, "errors": [{"code": 500, "msg": "storage down"}]}', "Jaeger reported"),
         (b'{"hello": "world"}', "not a Jaeger response"),
         (b'{"data": [{"traceID": "1", "spans": [{"spanID": "zz-not-an-id"}]}]}', "data[0].spans[0]"),
+        (b'{"data": [{"traceID": "1", "spans": ["not a span"]}]}', "data[0].spans[0]: expected an object"),
+        (b'{"data": [{"traceID": "1", "spans": [], "processes": {"p1": "svc"}}]}', "data[0].processes.p1"),
+        (b'{"result": {"resourceSpans": [{"resource": ["svc"]}]}}', "result.resourceSpans[0].resource"),
+        (b'[' * 5000, "nested more than 1024"),
     ],
 )
 def test_a_bad_body_is_a_trace_read_error_naming_the_url(body: bytes, message: str) -> None:
@@ -325,3 +330,133 @@ def test_messages_name_the_url_without_its_credentials() -> None:
         JaegerClient("ftp://admin:s3cret@jaeger")
     for error in (unreachable, refused, garbled, bad):
         assert "s3cret" not in str(error.value) and "admin:***@" in str(error.value)
+
+
+# --- a misbehaving server on 127.0.0.1: raw sockets, so the reply can be anything -----------------
+
+SPANS_BODY = json.dumps({"data": [{"traceID": "2be38093ead7a083", "spans": [
+    {"traceID": "2be38093ead7a083", "spanID": "7c1c7c1c7c1c7c1c", "operationName": "invoke_agent"}]}]}).encode()
+
+
+class RawServer:
+    """Accepts connections on 127.0.0.1 and answers each with ``reply(connection, stop)``, until
+    the test ends (``stop`` is set then, so a reply that streams forever ends too)."""
+
+    def __init__(self, reply: Any) -> None:
+        self.reply = reply
+        self.stop = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except (socket.timeout, OSError):
+                continue
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            connection.recv(65536)  # the request
+            try:
+                self.reply(connection, self.stop)
+            except OSError:  # the client hung up
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        self.listener.close()
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Any]:
+    servers: list[RawServer] = []
+
+    def start(reply: Any) -> RawServer:
+        servers.append(RawServer(reply))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _trickle(head: bytes) -> Any:
+    def reply(connection: socket.socket, stop: threading.Event) -> None:
+        connection.sendall(head)
+        for _ in range(40):  # a byte every 0.2 s, for 8 s at most
+            if stop.wait(0.2):
+                break
+            connection.sendall(b"x")
+    return reply
+
+
+@pytest.mark.parametrize("head", [b"", b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"],
+                         ids=["status line", "body"])
+def test_a_trickling_server_is_cut_off_at_the_deadline(raw_server: Any, head: bytes) -> None:
+    server = raw_server(_trickle(head))
+    client = JaegerClient(server.url, timeout=1.0)
+    started = time.monotonic()
+    with pytest.raises(TraceReadError, match=rf"^{server.url}/api/traces\?service=svc.*: no complete response within 1 s"):
+        client.find_traces("svc")
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_reply_that_is_not_http_is_a_trace_read_error(raw_server: Any) -> None:
+    server = raw_server(lambda connection, stop: connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\x00\xff garbage\r\n\r\n"))
+    with pytest.raises(TraceReadError, match=rf"^{server.url}/api/traces/.*: not a valid HTTP response"):
+        JaegerClient(server.url, timeout=2.0).get_trace("ab" * 16)
+
+
+@pytest.mark.parametrize("reply", [
+    b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + SPANS_BODY[:40],
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n28\r\n" + SPANS_BODY[:40] + b"\r\n100\r\n{",
+], ids=["content-length", "chunked"])
+def test_a_body_cut_short_is_a_trace_read_error(raw_server: Any, reply: bytes) -> None:
+    server = raw_server(lambda connection, stop: connection.sendall(reply))
+    with pytest.raises(TraceReadError, match=rf"^{server.url}/api/traces/.*: the response body was cut short"):
+        JaegerClient(server.url, timeout=2.0).get_trace("ab" * 16)
+
+
+def test_a_body_announced_over_the_size_limit_is_refused_unread(raw_server: Any) -> None:
+    server = raw_server(_trickle(b"HTTP/1.1 200 OK\r\nContent-Length: 5000000000\r\n\r\n"))
+    started = time.monotonic()
+    with pytest.raises(TraceReadError, match=rf"^{server.url}/api/traces.*: the response body .*5000000000 bytes.* "
+                                             r"over the limit of 1000 bytes \(max_body_bytes\)"):
+        JaegerClient(server.url, timeout=5.0, max_body_bytes=1000).find_traces("svc")
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_body_that_grows_over_the_size_limit_stops_being_read(raw_server: Any) -> None:
+    def growing(connection: socket.socket, stop: threading.Event) -> None:
+        connection.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        for _ in range(64):  # 4 MiB, no length announced
+            connection.sendall(b"[" * 65536)
+
+    server = raw_server(growing)
+    started = time.monotonic()
+    with pytest.raises(TraceReadError, match=rf"^{server.url}/api/traces.*: the response body is over the limit "
+                                             r"of 100000 bytes \(max_body_bytes\)"):
+        JaegerClient(server.url, timeout=5.0, max_body_bytes=100_000).find_traces("svc")
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_good_reply_from_a_raw_server_still_reads(raw_server: Any) -> None:
+    reply = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(SPANS_BODY), SPANS_BODY)
+    server = raw_server(lambda connection, stop: connection.sendall(reply))
+    client = JaegerClient(server.url, timeout=2.0, max_body_bytes=len(SPANS_BODY))
+    assert [record.name for record in client.get_trace("2be38093ead7a083")] == ["invoke_agent"]
+
+
+def test_a_broken_reply_named_by_the_transport_is_shown_without_credentials() -> None:
+    def broken(request: HttpRequest) -> HttpResponse:
+        raise TraceReadError(f"{request.url}: the response body was cut short (3 of 10 bytes)")
+
+    with pytest.raises(TraceReadError, match="cut short") as raised:
+        JaegerClient("http://admin:s3cret@jaeger:16686", transport=MockTransport(broken)).find_traces("svc")
+    assert "s3cret" not in str(raised.value) and "admin:***@jaeger" in str(raised.value)

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import orjson
+import pytest
+
+from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces import read_jaeger_json, read_spans
 from agenteval_otel.traces.jaeger_json import record_from_span
 from agenteval_otel.trajectory import build_trajectories
+from tests.traces.wrong_types import wrong_type_variants
 
 UI_TRACE = "jaeger__internal__uimodel__converter__v1__json__fixtures__ui_01.json"
 QUERY_RESPONSE = (
@@ -137,3 +143,64 @@ def test_one_jaeger_span_with_its_process(traces_dir: Path) -> None:
         "0" * 15 + "2",
         "service-y",
     )
+
+
+def _query_response() -> dict[str, Any]:
+    """A Jaeger query-API response using every field the reader reads."""
+    return {"data": [{
+        "traceID": "2be38093ead7a083",
+        "spans": [{
+            "traceID": "2be38093ead7a083", "spanID": "7c1c7c1c7c1c7c1c", "operationName": "execute_tool x",
+            "references": [{"refType": "CHILD_OF", "traceID": "2be38093ead7a083", "spanID": "7c1c7c1c7c1c7c1d"}],
+            "startTime": 1700000000000000, "duration": 1500, "processID": "p1",
+            "tags": [{"key": "span.kind", "type": "string", "value": "client"},
+                     {"key": "retries", "type": "int64", "value": "2"},
+                     {"key": "ratio", "vType": "FLOAT64", "vFloat64": "0.5"},
+                     {"key": "otel.status_code", "value": "ERROR"},
+                     {"key": "otel.scope.name", "value": "lib"}],
+            "logs": [{"timestamp": 1700000000000100,
+                      "fields": [{"key": "event", "value": "exception"}, {"key": "message", "value": "m"}]}],
+        }],
+        "processes": {"p1": {"serviceName": "svc", "tags": [{"key": "host", "value": "h"}]}},
+    }]}
+
+
+def test_every_field_of_a_wrong_type_is_a_trace_read_error_or_a_skipped_line(tmp_path: Path) -> None:
+    whole, lines = tmp_path / "one.json", tmp_path / "lines.jsonl"
+    good = orjson.dumps(_query_response())
+    for where, variant in wrong_type_variants(_query_response()):
+        whole.write_bytes(orjson.dumps(variant))
+        lines.write_bytes(b"\n".join([good, orjson.dumps(variant), good]) + b"\n")
+        try:
+            list(read_jaeger_json(whole))
+        except TraceReadError as exc:
+            assert str(exc).startswith(f"{whole}: "), where
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"{where}: {type(exc).__name__}: {exc}")
+        trace_file = read_jaeger_json(lines)
+        try:
+            spans = list(trace_file)
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"lines, {where}: {type(exc).__name__}: {exc}")
+        assert trace_file.skipped_lines in ([], [2]), where
+        assert len(spans) == 2 if trace_file.skipped_lines else len(spans) in (2, 3), where
+
+
+@pytest.mark.parametrize(
+    ("change", "json_path"),
+    [
+        (lambda d: d["data"][0].update(spans=["not a span"]), "data[0].spans[0]"),
+        (lambda d: d["data"][0]["spans"][0].update(references="parent"), "data[0].spans[0].references"),
+        (lambda d: d["data"][0]["spans"][0]["tags"][1].update(value="two"), "data[0].spans[0].tags[1]"),
+        (lambda d: d["data"][0]["spans"][0].update(traceID=12), "data[0].spans[0]"),
+        (lambda d: d["data"][0]["processes"].update(p1=["svc"]), "data[0].processes.p1"),
+    ],
+)
+def test_a_whole_file_defect_names_the_file_and_the_json_path(tmp_path: Path, change: Any, json_path: str) -> None:
+    response = _query_response()
+    change(response)
+    path = tmp_path / "one.json"
+    path.write_bytes(orjson.dumps(response, option=orjson.OPT_INDENT_2))
+    with pytest.raises(TraceReadError) as caught:
+        list(read_jaeger_json(path))
+    assert str(caught.value).startswith(f"{path}: {json_path}"), str(caught.value)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 
 from agenteval_otel.errors import TraceReadError
@@ -15,6 +17,7 @@ from agenteval_otel.traces.otlp_json import (
     records_from_request,
 )
 from agenteval_otel.trajectory import SpanRecord
+from tests.traces.wrong_types import wrong_type_variants
 
 
 def test_upper_case_hex_ids_and_string_timestamps_read_lower_case(own_traces: Path) -> None:
@@ -148,3 +151,107 @@ def test_one_span_with_its_resource_and_scope() -> None:
         "svc",
     )
     assert (record.scope_name, record.scope_version, record.parent_id) == ("lib", "2", None)
+
+
+def _full_request() -> dict[str, Any]:
+    """An OTLP/JSON request using every field the reader reads."""
+    return {"resourceSpans": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+        "scopeSpans": [{
+            "scope": {"name": "lib", "version": "1"},
+            "spans": [{
+                "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+                "parentSpanId": "eee19b7ec3c1b175", "name": "execute_tool get_weather", "kind": 1,
+                "startTimeUnixNano": "1", "endTimeUnixNano": "5",
+                "attributes": [
+                    {"key": "list", "value": {"arrayValue": {"values": [{"intValue": "3"}, {"boolValue": True}]}}},
+                    {"key": "map", "value": {"kvlistValue": {"values": [
+                        {"key": "k", "value": {"doubleValue": 1.5}}]}}},
+                    {"key": "bytes", "value": {"bytesValue": "aGk="}},
+                ],
+                "events": [{"name": "exception", "timeUnixNano": "2",
+                            "attributes": [{"key": "exception.type", "value": {"stringValue": "E"}}]}],
+                "links": [{"traceId": "5b8efff798038103d269b633813fc60d", "spanId": "eee19b7ec3c1b176",
+                           "attributes": []}],
+                "status": {"code": 2, "message": "failed"},
+            }],
+        }],
+    }]}
+
+
+def test_every_field_of_a_wrong_type_is_a_trace_read_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "one.json"
+    for where, variant in wrong_type_variants(_full_request()):
+        path.write_bytes(orjson.dumps(variant))
+        try:
+            list(read_otlp_json(path))
+        except TraceReadError as exc:
+            assert str(exc).startswith(f"{path}: "), where
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def test_a_line_with_a_field_of_a_wrong_type_is_skipped_and_the_others_read(tmp_path: Path) -> None:
+    good = orjson.dumps(_full_request())
+    path = tmp_path / "lines.jsonl"
+    for where, variant in wrong_type_variants(_full_request()):
+        path.write_bytes(b"\n".join([good, orjson.dumps(variant), good]) + b"\n")
+        trace_file = read_otlp_json(path)
+        try:
+            spans = list(trace_file)
+        except Exception as exc:  # noqa: BLE001 - the point of the test
+            pytest.fail(f"{where}: {type(exc).__name__}: {exc}")
+        assert trace_file.format == "otlp-jsonl", where
+        assert trace_file.skipped_lines in ([], [2]), where
+        assert len(spans) == 2 if trace_file.skipped_lines else len(spans) in (2, 3), where
+
+
+@pytest.mark.parametrize(
+    ("change", "json_path"),
+    [
+        (lambda r: r["resourceSpans"][0].update(resource=["svc"]), "resourceSpans[0].resource"),
+        (lambda r: r["resourceSpans"][0]["scopeSpans"][0].update(scope="lib"), "resourceSpans[0].scopeSpans[0].scope"),
+        (lambda r: r["resourceSpans"][0]["scopeSpans"][0]["spans"][0].update(events=["boom"]),
+         "resourceSpans[0].scopeSpans[0].spans[0].events[0]"),
+        (lambda r: r["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"][0].update(
+            value={"arrayValue": [{"intValue": "3"}]}),
+         "resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue"),
+        (lambda r: r["resourceSpans"][0]["scopeSpans"][0]["spans"][0].update(traceId=12),
+         "resourceSpans[0].scopeSpans[0].spans[0].traceId"),
+    ],
+)
+def test_a_whole_file_defect_names_the_file_and_the_json_path(tmp_path: Path, change: Any, json_path: str) -> None:
+    request = _full_request()
+    change(request)
+    path = tmp_path / "one.json"
+    path.write_bytes(orjson.dumps(request, option=orjson.OPT_INDENT_2))
+    with pytest.raises(TraceReadError) as caught:
+        list(read_otlp_json(path))
+    assert str(caught.value).startswith(f"{path}: {json_path}"), str(caught.value)
+    lines = tmp_path / "lines.jsonl"
+    lines.write_bytes(orjson.dumps(request) + b"\n" + orjson.dumps(_full_request()) + b"\n")
+    trace_file = read_otlp_json(lines)
+    assert len(list(trace_file)) == 1 and trace_file.skipped_lines == [1]
+    assert json_path in trace_file.skipped[0].reason
+
+
+def test_a_jsonl_file_whose_first_lines_are_corrupt_still_reads_as_lines(tmp_path: Path) -> None:
+    good = orjson.dumps(_full_request())
+    corrupt = [b'{"other": 1}', b'"text"', b"null", b'{"resourceSpans": [{"trunc', b"[1, 2", b"{",
+               b'{"resourceSpans": [{"resource": ["svc"]}]}', b'{"resourceSpans": 5}']
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(b"\n".join([*corrupt, good, good]) + b"\n")
+    trace_file = read_otlp_json(path)
+    assert len(list(trace_file)) == 2
+    assert trace_file.format == "otlp-jsonl"
+    assert trace_file.skipped_lines == list(range(1, len(corrupt) + 1))
+
+
+def test_a_line_nested_too_deeply_is_skipped_with_the_depth_limit(tmp_path: Path) -> None:
+    good = orjson.dumps(_full_request())
+    deep = b'{"resourceSpans": ' + b"[" * 2000 + b"]" * 2000 + b"}"
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(b"\n".join([good, deep, good]) + b"\n")
+    trace_file = read_otlp_json(path)
+    assert len(list(trace_file)) == 2 and trace_file.skipped_lines == [2]
+    assert "nested more than 1024 levels deep" in trace_file.skipped[0].reason

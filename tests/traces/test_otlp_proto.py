@@ -65,3 +65,12 @@ def test_one_protobuf_span(sdk_spans: list[ReadableSpan]) -> None:
         expected.attributes,
     )
     assert record.resource == {"service.name": "x"} and record.scope_name == "agent-lib"
+
+
+def test_a_malformed_span_is_named_by_its_path(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
+    request = encode_spans(sdk_spans)
+    request.resource_spans[0].scope_spans[0].spans[1].span_id = b"\x01\x02\x03"
+    path = tmp_path / "spans.pb"
+    path.write_bytes(request.SerializeToString())
+    with pytest.raises(TraceReadError, match=r"resource_spans\[0\]\.scope_spans\[0\]\.spans\[1\]: .*8-byte id"):
+        list(read_otlp_proto(path))

@@ -236,3 +236,11 @@ def test_a_new_user_sees_traces_with_no_collector(tmp_path: Path) -> None:
     records = list(read_otlp_json(tmp_path / "agenteval-traces.jsonl"))
     assert sorted(r.name for r in records) == ["execute_tool hello", "plain otel span"]
     assert records[0].resource["service.name"] == "first-run"
+
+
+def test_a_timeout_of_none_means_the_default_deadline(tmp_path: Path) -> None:
+    handle = configure(traces_file=tmp_path / "spans.jsonl", set_global=False)
+    assert handle.force_flush(timeout=None) is True
+    assert all(exporter.force_flush(None) for exporter in handle.exporters)
+    assert handle.shutdown(timeout=None) is True
+    assert handle.shutdown(None) is True

@@ -265,3 +265,14 @@ def test_shutdown_has_one_deadline_is_idempotent_and_drops_later_spans(provider:
 def test_bad_arguments_fail_at_construction(bad) -> None:
     with pytest.raises(ValueError):
         TrajectoryProcessor(**bad)
+
+
+def test_a_timeout_of_none_means_the_default_deadline(provider: TracerProvider) -> None:
+    delivered: list[Trajectory] = []
+    processor = TrajectoryProcessor(delivered.append)
+    provider.add_span_processor(processor)
+    _agent_run(provider.get_tracer("test"))
+    assert processor.force_flush(None) is True
+    assert processor.force_flush(timeout_millis=None) is True
+    processor.shutdown(timeout_millis=None)
+    assert len(delivered) == 1
