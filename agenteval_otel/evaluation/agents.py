@@ -25,9 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import hashlib
 import importlib
-import importlib.util
 import inspect
 import json
 import logging
@@ -37,11 +35,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.models import MessageContent, SessionInput
+from agenteval_otel.evaluation.modules import import_file
 
 __all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "load_agent", "reply_text"]
 
@@ -208,29 +206,6 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
         future.set_result(result)
 
 
-def _module_from_file(path: Path, spec: str) -> ModuleType:
-    """The module of an agent file, imported under a private name of its own (so a file named
-    like another module, e.g. ``json.py``, never replaces it); its folder goes at the end of
-    ``sys.path`` so the file can import its sibling modules without shadowing any other."""
-    private_name = "agenteval_agent_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    if private_name in sys.modules:
-        return sys.modules[private_name]
-    module_spec = importlib.util.spec_from_file_location(private_name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise ConfigError(f"--agent {spec!r}: cannot import {path}")
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.append(folder)
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[private_name] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[private_name]
-        raise
-    return module
-
-
 def load_agent(spec: str) -> Any:
     """The object named by ``"module:attr"`` or ``"path/to/file.py:attr"``."""
     module_name, sep, attr = spec.partition(":")
@@ -240,7 +215,10 @@ def load_agent(spec: str) -> Any:
         path = Path(module_name)
         if not path.is_file():
             raise ConfigError(f"--agent {spec!r}: no such file {path}")
-        module = _module_from_file(path.resolve(), spec)
+        try:
+            module = import_file(path, "agenteval_agent_")
+        except ImportError as exc:
+            raise ConfigError(f"--agent {spec!r}: cannot import {path} ({exc})") from None
     else:
         if "" not in sys.path and str(Path.cwd()) not in sys.path:
             sys.path.insert(0, str(Path.cwd()))

@@ -25,12 +25,9 @@ do not apply to reference-free turns (``ctx.expected is None``).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.metadata
-import importlib.util
 import inspect
-import sys
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -42,6 +39,7 @@ from pydantic import BaseModel
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.failures import describe_error
+from agenteval_otel.evaluation.modules import import_file
 from agenteval_otel.evaluation.results import EvidenceRow, Semantics
 
 if TYPE_CHECKING:
@@ -256,21 +254,7 @@ def load_criteria_module(module: str) -> None:
         if path.suffix == ".py" or path.is_file():
             if not path.is_file():
                 raise ConfigError(f"criteria module {module!r}: no such file")
-            # a private name, so a file called like a standard module never replaces it
-            digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
-            private = f"_agenteval_criteria_{digest}"
-            if private in sys.modules:
-                return
-            spec = importlib.util.spec_from_file_location(private, path)
-            if spec is None or spec.loader is None:
-                raise ConfigError(f"criteria module {module!r}: cannot import {path}")
-            loaded = importlib.util.module_from_spec(spec)
-            sys.modules[private] = loaded
-            try:
-                spec.loader.exec_module(loaded)
-            except BaseException:
-                del sys.modules[private]
-                raise
+            import_file(path, "agenteval_criteria_")
         else:
             importlib.import_module(module)
     except ConfigError:
