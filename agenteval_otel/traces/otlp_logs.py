@@ -24,46 +24,31 @@ from typing import Any
 import orjson
 
 from agenteval_otel.errors import TraceReadError
-from agenteval_otel.traces.otlp_json import decode_any_value, decode_attributes
+from agenteval_otel.traces.otlp_json import _get, _id, _int64, decode_any_value, decode_attributes
 from agenteval_otel.trajectory.logs import LogRecord
-from agenteval_otel.trajectory.spans import normalize_span_id, normalize_trace_id
 
 __all__ = ["is_logs_request", "log_records_from_request", "read_otlp_logs"]
 
 EXPECTED = "OTLP/JSON logs (an ExportLogsServiceRequest with resourceLogs, or one per line)"
 
 
-def _field(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
-    value = obj.get(camel)
-    return obj.get(snake) if value is None else value
-
-
 def is_logs_request(doc: Any) -> bool:
     """Whether ``doc`` is an OTLP/JSON logs request (``resourceLogs``)."""
-    return isinstance(doc, Mapping) and _field(doc, "resourceLogs", "resource_logs") is not None
+    return isinstance(doc, Mapping) and _get(doc, "resourceLogs", "resource_logs") is not None
 
 
 def _record(item: Any, path: str) -> LogRecord:
     if not isinstance(item, Mapping):
         raise ValueError(f"{path}: expected a log record object")
-    try:
-        trace_id = normalize_trace_id(_field(item, "traceId", "trace_id"))
-        span_id = normalize_span_id(_field(item, "spanId", "span_id"))
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    body = _field(item, "body", "body")
-    time = _field(item, "timeUnixNano", "time_unix_nano") or _field(item, "observedTimeUnixNano", "observed_time_unix_nano")
-    try:
-        time_ns = int(time or 0)
-    except (TypeError, ValueError):
-        raise ValueError(f"{path}.timeUnixNano: expected an int64, got {time!r}") from None
+    body = item.get("body")
+    time = _get(item, "timeUnixNano", "time_unix_nano") or _get(item, "observedTimeUnixNano", "observed_time_unix_nano")
     return LogRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        event_name=str(_field(item, "eventName", "event_name") or ""),
+        trace_id=_id(_get(item, "traceId", "trace_id"), f"{path}.traceId", trace=True),
+        span_id=_id(_get(item, "spanId", "span_id"), f"{path}.spanId", trace=False),
+        event_name=str(_get(item, "eventName", "event_name") or ""),
         body=None if body is None else decode_any_value(body, f"{path}.body"),
         attributes=decode_attributes(item.get("attributes"), f"{path}.attributes"),
-        time_ns=time_ns,
+        time_ns=_int64(time, f"{path}.timeUnixNano"),
     )
 
 
@@ -75,16 +60,16 @@ def log_records_from_request(doc: Any, path: str = "") -> list[LogRecord]:
         return [record for i, item in enumerate(doc) for record in log_records_from_request(item, f"{path}[{i}]")]
     if not is_logs_request(doc):
         raise ValueError(f"{path or 'document'}: expected an object with resourceLogs")
-    groups = _field(doc, "resourceLogs", "resource_logs")
+    groups = _get(doc, "resourceLogs", "resource_logs")
     if not isinstance(groups, list):
         raise ValueError(f"{prefix}resourceLogs: expected a list")
     found: list[LogRecord] = []
     for r, group in enumerate(groups):
-        scopes = _field(group, "scopeLogs", "scope_logs") if isinstance(group, Mapping) else None
+        scopes = _get(group, "scopeLogs", "scope_logs") if isinstance(group, Mapping) else None
         if not isinstance(scopes, list):
             raise ValueError(f"{prefix}resourceLogs[{r}].scopeLogs: expected a list")
         for s, scoped in enumerate(scopes):
-            items = _field(scoped, "logRecords", "log_records") if isinstance(scoped, Mapping) else None
+            items = _get(scoped, "logRecords", "log_records") if isinstance(scoped, Mapping) else None
             if not isinstance(items, list):
                 raise ValueError(f"{prefix}resourceLogs[{r}].scopeLogs[{s}].logRecords: expected a list")
             found += [_record(item, f"{prefix}resourceLogs[{r}].scopeLogs[{s}].logRecords[{i}]")
