@@ -15,18 +15,15 @@ Run (from this folder): ``python generate.py`` in a venv made from ``requirement
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -35,49 +32,11 @@ from importlib.metadata import version  # noqa: E402
 from autogen_agentchat.agents import AssistantAgent  # noqa: E402
 from autogen_agentchat.messages import ToolCallExecutionEvent, ToolCallRequestEvent  # noqa: E402
 from autogen_ext.models.openai import OpenAIChatCompletionClient  # noqa: E402
-from scripted_openai import WEATHER, serve  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, turn_truth  # noqa: E402
+from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"autogen-core=={version('autogen-core')} built-in OpenTelemetry tracing + "
             f"autogen-agentchat=={version('autogen-agentchat')} + autogen-ext=={version('autogen-ext')}")
-
-
-# --- OTLP/JSON export --------------------------------------------------------------------------
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON wants trace and span ids as lower-case hex, MessageToDict gives base64."""
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-                    else _hex_ids(v)) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-class OtlpJsonCollector(SpanExporter):
-    """Keeps the finished SDK spans; :meth:`write` encodes them as ExportTraceServiceRequest JSON."""
-
-    def __init__(self) -> None:
-        self.spans: list[ReadableSpan] = []
-
-    def export(self, spans: Any) -> SpanExportResult:
-        self.spans.extend(spans)
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self) -> None:
-        pass
-
-    def write(self, path: Path) -> None:
-        """One request per trace: a single JSON document, or JSON lines when the run has several traces."""
-        by_trace: dict[int, list[ReadableSpan]] = {}
-        for span in self.spans:
-            by_trace.setdefault(span.context.trace_id, []).append(span)
-        requests = [_hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True))
-                    for spans in by_trace.values()]
-        if len(requests) == 1:
-            path.write_text(json.dumps(requests[0], indent=2) + "\n")
-        else:
-            path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests))
-        self.spans = []
 
 
 COLLECTOR = OtlpJsonCollector()
@@ -88,25 +47,17 @@ trace.set_tracer_provider(PROVIDER)
 
 # --- the tools, and the ground truth they record ---------------------------------------------
 
-CALLS: list[dict[str, Any]] = []
+RECORD = ToolLog()
 
 
 def get_weather(city: str) -> dict:
     """Get the current weather (temperature in Celsius) for a city."""
-    if city not in WEATHER:
-        error = ValueError(f"unknown city: {city}")
-        CALLS.append({"tool_name": "get_weather", "args": {"city": city}, "error": f"ValueError: {error}"})
-        raise error
-    result = {"city": city, "temp_c": WEATHER[city]}
-    CALLS.append({"tool_name": "get_weather", "args": {"city": city}, "result": result})
-    return result
+    return RECORD.get_weather(city)
 
 
 def celsius_to_fahrenheit(celsius: float) -> float:
     """Convert a temperature from Celsius to Fahrenheit."""
-    result = round(celsius * 9 / 5 + 32, 1)
-    CALLS.append({"tool_name": "celsius_to_fahrenheit", "args": {"celsius": celsius}, "result": result})
-    return result
+    return RECORD.celsius_to_fahrenheit(celsius)
 
 
 def make_agent(base_url: str) -> AssistantAgent:
@@ -123,13 +74,13 @@ def make_agent(base_url: str) -> AssistantAgent:
 
 
 async def run_turn(agent: AssistantAgent, prompt: str) -> dict[str, Any]:
-    CALLS.clear()
     result = await agent.run(task=prompt)
+    calls = RECORD.take()
     # The call ids come from the framework's own events (not the trace), matched by name+args in order.
     requested = [c for m in result.messages if isinstance(m, ToolCallRequestEvent) for c in m.content]
     executed = [r for m in result.messages if isinstance(m, ToolCallExecutionEvent) for r in m.content]
     details = []
-    for call in CALLS:
+    for call in calls:
         for req in requested:
             if req.name == call["tool_name"] and json.loads(req.arguments) == call["args"]:
                 requested.remove(req)
@@ -138,11 +89,8 @@ async def run_turn(agent: AssistantAgent, prompt: str) -> dict[str, Any]:
                 break
         else:
             details.append(dict(call))
-    assert len(executed) == len(CALLS), (executed, CALLS)
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in CALLS],
-            "tool_calls_detail": details,
-            "final_response": result.messages[-1].to_text()}
+    assert len(executed) == len(calls), (executed, calls)
+    return {**turn_truth(prompt, calls, result.messages[-1].to_text()), "tool_calls_detail": details}
 
 
 RUNS = [

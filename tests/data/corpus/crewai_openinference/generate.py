@@ -18,7 +18,6 @@ Run (from this folder): ``python generate.py`` in a venv made from ``requirement
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -30,63 +29,23 @@ os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"
 os.environ["CREWAI_TRACING_ENABLED"] = "false"
 os.environ.setdefault("OPENAI_API_KEY", "not-needed")
 
-from google.protobuf.json_format import MessageToDict  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+from corpus_kit import OtlpJsonCollector, ToolLog, turn_truth  # noqa: E402
 from crewai import LLM, Agent, Crew, Task  # noqa: E402
 from crewai.tools import tool  # noqa: E402
 from openinference.instrumentation import using_session  # noqa: E402
 from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
 from openinference.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
-from scripted_openai import WEATHER, serve  # noqa: E402
+from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"openinference-instrumentation-crewai=={version('openinference-instrumentation-crewai')} + "
             f"openinference-instrumentation-openai=={version('openinference-instrumentation-openai')} + "
             f"crewai=={version('crewai')}")
-
-
-# --- OTLP/JSON export --------------------------------------------------------------------------
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON wants trace and span ids as lower-case hex, MessageToDict gives base64."""
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-                    else _hex_ids(v)) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-class OtlpJsonCollector(SpanExporter):
-    """Keeps the finished SDK spans; :meth:`write` encodes them as ExportTraceServiceRequest JSON."""
-
-    def __init__(self) -> None:
-        self.spans: list[ReadableSpan] = []
-
-    def export(self, spans: Any) -> SpanExportResult:
-        self.spans.extend(spans)
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self) -> None:
-        pass
-
-    def write(self, path: Path) -> None:
-        """One request per trace: a single JSON document, or JSON lines when the run has several traces."""
-        by_trace: dict[int, list[ReadableSpan]] = {}
-        for span in self.spans:
-            by_trace.setdefault(span.context.trace_id, []).append(span)
-        requests = [_hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True))
-                    for spans in by_trace.values()]
-        if len(requests) == 1:
-            path.write_text(json.dumps(requests[0], indent=2) + "\n")
-        else:
-            path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests))
-        self.spans = []
 
 
 COLLECTOR = OtlpJsonCollector()
@@ -98,27 +57,19 @@ OpenAIInstrumentor().instrument(tracer_provider=PROVIDER)
 
 # --- the tools, and the ground truth they record ---------------------------------------------
 
-CALLS: list[dict[str, Any]] = []
+RECORD = ToolLog()
 
 
 @tool("get_weather")
 def get_weather(city: str) -> dict:
     """Get the current weather (temperature in Celsius) for a city."""
-    if city not in WEATHER:
-        error = ValueError(f"unknown city: {city}")
-        CALLS.append({"tool_name": "get_weather", "args": {"city": city}, "error": f"ValueError: {error}"})
-        raise error
-    result = {"city": city, "temp_c": WEATHER[city]}
-    CALLS.append({"tool_name": "get_weather", "args": {"city": city}, "result": result})
-    return result
+    return RECORD.get_weather(city)
 
 
 @tool("celsius_to_fahrenheit")
 def celsius_to_fahrenheit(celsius: float) -> float:
     """Convert a temperature from Celsius to Fahrenheit."""
-    result = round(celsius * 9 / 5 + 32, 1)
-    CALLS.append({"tool_name": "celsius_to_fahrenheit", "args": {"celsius": celsius}, "result": result})
-    return result
+    return RECORD.celsius_to_fahrenheit(celsius)
 
 
 def make_crew(base_url: str) -> Crew:
@@ -131,12 +82,8 @@ def make_crew(base_url: str) -> Crew:
 
 
 def run_turn(crew: Crew, prompt: str) -> dict[str, Any]:
-    CALLS.clear()
     output = crew.kickoff(inputs={"question": prompt})
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in CALLS],
-            "tool_calls_detail": [dict(c) for c in CALLS],
-            "final_response": output.raw}
+    return turn_truth(prompt, RECORD.take(), output.raw)
 
 
 RUNS = [

@@ -16,126 +16,40 @@ Run: ``python generate.py`` (in a virtual environment made from ``requirements.t
 """
 
 # no `from __future__ import annotations`: DSPy reads the signature class annotations at run time
-import base64
 import json
 import os
 import sys
-import threading
-from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.json_format import MessageToDict
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 # keep litellm/DSPy from fetching the model price map over the network: use the bundled copy
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from scripted_openai import WEATHER, serve  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, turn_truth  # noqa: E402
+from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"openinference-instrumentation-dspy=={version('openinference-instrumentation-dspy')}"
             f" + dspy=={version('dspy')} + litellm=={version('litellm')}")
 
 
-# --- OTLP/JSON export through the SDK's own encoder -------------------------------------------
-
-class OtlpJsonCollector(SpanExporter):
-    """Keeps the spans handed over by the span processor until :meth:`take`."""
-
-    def __init__(self) -> None:
-        self._spans: list[ReadableSpan] = []
-        self._lock = threading.Lock()
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        with self._lock:
-            self._spans.extend(spans)
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self) -> None:
-        pass
-
-    def take(self) -> list[ReadableSpan]:
-        with self._lock:
-            spans, self._spans = self._spans, []
-        return spans
-
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON writes trace and span ids as lower-case hex, not protobuf JSON's base64."""
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-                    else _hex_ids(v)) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-def otlp_json_requests(spans: list[ReadableSpan]) -> list[dict[str, Any]]:
-    """One ExportTraceServiceRequest (as OTLP/JSON) per trace, in order of first span end."""
-    by_trace: dict[int, list[ReadableSpan]] = {}
-    for span in spans:
-        by_trace.setdefault(span.context.trace_id, []).append(span)
-    return [_hex_ids(MessageToDict(encode_spans(group), use_integers_for_enums=True))
-            for group in by_trace.values()]
-
-
-def write_trace(path: Path, spans: list[ReadableSpan]) -> None:
-    """One request as a JSON document, or several (one per trace) as JSON lines."""
-    requests = otlp_json_requests(spans)
-    if len(requests) == 1:
-        path.write_text(json.dumps(requests[0], indent=1) + "\n")
-    else:
-        path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests))
-
-
-# --- tools and the recorded ground truth ------------------------------------------------------
-
-CALLS: list[dict[str, Any]] = []
-_calls_lock = threading.Lock()
-
-
-def recorded(name: str, args: dict[str, Any], body: Callable[[], Any]) -> Any:
-    entry: dict[str, Any] = {"tool_name": name, "args": dict(args)}
-    try:
-        entry["result"] = body()
-        return entry["result"]
-    except Exception as error:
-        entry["error"] = f"{type(error).__name__}: {error}"
-        raise
-    finally:
-        with _calls_lock:
-            CALLS.append(entry)
-
-
-def _weather(city: str) -> dict[str, Any]:
-    if city not in WEATHER:
-        raise ValueError(f"unknown city: {city}")
-    return {"city": city, "temp_c": WEATHER[city]}
+RECORD = ToolLog()
 
 
 def get_weather(city: str) -> dict:
     """Get the current weather for a city, e.g. "Paris"."""
-    return recorded("get_weather", {"city": city}, lambda: _weather(city))
+    return RECORD.get_weather(city)
 
 
 def celsius_to_fahrenheit(celsius: float) -> float:
     """Convert a temperature from degrees Celsius to degrees Fahrenheit."""
-    return recorded("celsius_to_fahrenheit", {"celsius": celsius}, lambda: round(celsius * 9 / 5 + 32, 1))
-
-
-def turn_truth(prompt: str, answer: Any) -> dict[str, Any]:
-    with _calls_lock:
-        detail, CALLS[:] = list(CALLS), []  # ReAct calls one tool per step: the order is the real one
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in detail],
-            "tool_calls_detail": detail,
-            "final_response": answer}
+    return RECORD.celsius_to_fahrenheit(celsius)
 
 
 def main() -> None:
@@ -172,10 +86,10 @@ def main() -> None:
             with using_session(f"corpus-{name}"):
                 for prompt in prompts:
                     prediction = agent(question=prompt, history=history)
-                    turns.append(turn_truth(prompt, prediction.answer))
+                    turns.append(turn_truth(prompt, RECORD.take(), prediction.answer))  # one tool per step: in order
                     history = dspy.History(messages=[*history.messages,
                                                      {"question": prompt, "answer": prediction.answer}])
-            write_trace(HERE / f"{name}.otlp.json", collector.take())
+            collector.write(HERE / f"{name}.otlp.json")
             truth: dict[str, Any] = turns[0] if len(turns) == 1 else {"turns": turns}
             truth = {**truth, "producer": PRODUCER}
             (HERE / f"{name}.ground_truth.json").write_text(json.dumps(truth, indent=2) + "\n")

@@ -18,7 +18,6 @@ Run (from this folder): ``python generate.py`` in a venv made from ``requirement
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -29,15 +28,14 @@ from typing import Any
 os.environ["HAYSTACK_CONTENT_TRACING_ENABLED"] = "true"
 os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"
 
-from google.protobuf.json_format import MessageToDict  # noqa: E402
 from opentelemetry import trace  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+from corpus_kit import OtlpJsonCollector, ToolLog, turn_truth  # noqa: E402
 from haystack import tracing  # noqa: E402
 from haystack.components.agents import Agent  # noqa: E402
 from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: E402
@@ -45,49 +43,10 @@ from haystack.dataclasses import ChatMessage  # noqa: E402
 from haystack.tools import Tool  # noqa: E402
 from haystack.utils import Secret  # noqa: E402
 from haystack_integrations.tracing.opentelemetry import OpenTelemetryTracer  # noqa: E402
-from scripted_openai import WEATHER, serve  # noqa: E402
+from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"opentelemetry-haystack=={version('opentelemetry-haystack')} (Haystack OpenTelemetryTracer, "
             f"content tracing on) + haystack-ai=={version('haystack-ai')}")
-
-
-# --- OTLP/JSON export --------------------------------------------------------------------------
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON wants trace and span ids as lower-case hex, MessageToDict gives base64."""
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
-                    else _hex_ids(v)) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-class OtlpJsonCollector(SpanExporter):
-    """Keeps the finished SDK spans; :meth:`write` encodes them as ExportTraceServiceRequest JSON."""
-
-    def __init__(self) -> None:
-        self.spans: list[ReadableSpan] = []
-
-    def export(self, spans: Any) -> SpanExportResult:
-        self.spans.extend(spans)
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self) -> None:
-        pass
-
-    def write(self, path: Path) -> None:
-        """One request per trace: a single JSON document, or JSON lines when the run has several traces."""
-        by_trace: dict[int, list[ReadableSpan]] = {}
-        for span in self.spans:
-            by_trace.setdefault(span.context.trace_id, []).append(span)
-        requests = [_hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True))
-                    for spans in by_trace.values()]
-        if len(requests) == 1:
-            path.write_text(json.dumps(requests[0], indent=2) + "\n")
-        else:
-            path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in requests))
-        self.spans = []
 
 
 COLLECTOR = OtlpJsonCollector()
@@ -100,25 +59,17 @@ tracing.tracer.is_content_tracing_enabled = True
 
 # --- the tools, and the ground truth they record ---------------------------------------------
 
-CALLS: list[dict[str, Any]] = []
+RECORD = ToolLog()
 
 
 def get_weather(city: str) -> dict:
     """Get the current weather (temperature in Celsius) for a city."""
-    if city not in WEATHER:
-        error = ValueError(f"unknown city: {city}")
-        CALLS.append({"tool_name": "get_weather", "args": {"city": city}, "error": f"ValueError: {error}"})
-        raise error
-    result = {"city": city, "temp_c": WEATHER[city]}
-    CALLS.append({"tool_name": "get_weather", "args": {"city": city}, "result": result})
-    return result
+    return RECORD.get_weather(city)
 
 
 def celsius_to_fahrenheit(celsius: float) -> float:
     """Convert a temperature from Celsius to Fahrenheit."""
-    result = round(celsius * 9 / 5 + 32, 1)
-    CALLS.append({"tool_name": "celsius_to_fahrenheit", "args": {"celsius": celsius}, "result": result})
-    return result
+    return RECORD.celsius_to_fahrenheit(celsius)
 
 
 TOOLS = [
@@ -141,14 +92,14 @@ def make_agent(base_url: str) -> Agent:
 
 
 def run_turn(agent: Agent, history: list[ChatMessage], prompt: str) -> tuple[dict[str, Any], list[ChatMessage]]:
-    CALLS.clear()
     result = agent.run(messages=[*history, ChatMessage.from_user(prompt)])
+    calls = RECORD.take()
     messages: list[ChatMessage] = result["messages"]
     new = messages[len(history) + 1:] if messages[:len(history)] == history else messages
     # The call ids come from the framework's own messages (not the trace), matched by name+args in order.
     requested = [tc for m in new for tc in (m.tool_calls or [])]
     details = []
-    for call in CALLS:
+    for call in calls:
         match = next((tc for tc in requested if tc.tool_name == call["tool_name"] and tc.arguments == call["args"]),
                      None)
         if match is not None:
@@ -156,10 +107,7 @@ def run_turn(agent: Agent, history: list[ChatMessage], prompt: str) -> tuple[dic
         details.append({"tool_name": call["tool_name"], "args": call["args"],
                         **({"tool_call_id": match.id} if match is not None and match.id else {}),
                         **{k: call[k] for k in ("result", "error") if k in call}})
-    turn = {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in CALLS],
-            "tool_calls_detail": details,
-            "final_response": result["last_message"].text}
+    turn = {**turn_truth(prompt, calls, result["last_message"].text), "tool_calls_detail": details}
     return turn, [m for m in messages if m.role.value != "system"]
 
 

@@ -14,7 +14,6 @@ the model's requests.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import sys
@@ -24,10 +23,8 @@ from typing import Any
 os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
 
 import openai  # noqa: E402
-from google.protobuf.json_format import MessageToDict  # noqa: E402
 from opentelemetry import _events, _logs, trace  # noqa: E402
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: E402
 from opentelemetry.sdk._events import EventLoggerProvider  # noqa: E402
 from opentelemetry.sdk._logs import LoggerProvider  # noqa: E402
@@ -39,7 +36,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from scripted_openai import WEATHER, serve  # noqa: E402
+from corpus_kit import otlp_json, weather, write_trace  # noqa: E402
+from scripted_openai import serve  # noqa: E402
 
 PRODUCER = "opentelemetry-instrumentation-openai-v2==2.1b0 (log events); openai==" + openai.__version__
 TOOLS = [
@@ -50,17 +48,7 @@ TOOLS = [
 ]
 
 
-def get_weather(city: str) -> dict[str, Any]:
-    if city not in WEATHER:
-        raise ValueError(f"unknown city: {city}")
-    return {"city": city, "temp_c": WEATHER[city]}
-
-
-def celsius_to_fahrenheit(celsius: float) -> float:
-    return round(celsius * 9 / 5 + 32, 1)
-
-
-FUNCTIONS = {"get_weather": get_weather, "celsius_to_fahrenheit": celsius_to_fahrenheit}
+FUNCTIONS = {"get_weather": weather, "celsius_to_fahrenheit": lambda celsius: round(celsius * 9 / 5 + 32, 1)}
 
 
 def run_turn(client: openai.OpenAI, messages: list[dict[str, Any]], prompt: str) -> dict[str, Any]:
@@ -93,15 +81,6 @@ def _turn(client: openai.OpenAI, messages: list[dict[str, Any]], prompt: str) ->
             messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
 
-def _hex_ids(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: (base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v))
-                for k, v in node.items()}
-    if isinstance(node, list):
-        return [_hex_ids(item) for item in node]
-    return node
-
-
 def main() -> None:
     spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
     resource = Resource.create({"service.name": "weather-agent"})
@@ -129,9 +108,8 @@ def main() -> None:
             truth: dict[str, Any] = turns[0] if len(turns) == 1 else {"turns": turns}
             truth["producer"] = PRODUCER
             (HERE / f"{name}.ground_truth.json").write_text(json.dumps(truth, indent=2) + "\n")
-            span_doc = _hex_ids(MessageToDict(encode_spans(spans.get_finished_spans())))
-            (HERE / f"{name}.otlp.json").write_text(json.dumps(span_doc, indent=1) + "\n")
-            log_doc = _hex_ids(MessageToDict(encode_logs(logs.get_finished_logs())))
+            write_trace(HERE / f"{name}.otlp.json", spans.get_finished_spans())
+            log_doc = otlp_json(encode_logs(logs.get_finished_logs()))
             (HERE / f"{name}.logs.json").write_text(json.dumps(log_doc, indent=1) + "\n")
 
 
