@@ -87,29 +87,26 @@ def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
+    model_below: set[int] = set()  # spans with a model span beneath them; children come first
+    for span in reversed(ordered):
+        if span.parent is not None and (
+            id(span) in model_below or (span.reading is not None and span.reading.role is SpanRole.MODEL)
+        ):
+            model_below.add(id(span.parent))
     for span in ordered:
-        if span.reading is not None and span.reading.role is SpanRole.MODEL and not _is_model_call(span):
-            span.reading = replace(span.reading, role=SpanRole.IGNORED)
+        reading = span.reading
+        if reading is not None and reading.role is SpanRole.MODEL and not _is_model_call(
+            reading, wraps_a_model=id(span) in model_below
+        ):
+            span.reading = replace(reading, role=SpanRole.IGNORED)
     return ordered
 
 
-def _has_model_below(span: _Span) -> bool:
-    stack = list(span.children)
-    while stack:
-        child = stack.pop()
-        if child.reading is not None and child.reading.role is SpanRole.MODEL:
-            return True
-        stack.extend(child.children)
-    return False
-
-
-def _is_model_call(span: _Span) -> bool:
+def _is_model_call(reading: SpanReading, *, wraps_a_model: bool) -> bool:
     """A model span is one model call unless it wraps another model span (a framework's wrapper
     around the client's own span: one call, read from the innermost) or is an OpenInference LLM
     span with no messages and no token counts (a preparation step, no call made)."""
-    reading = span.reading
-    assert reading is not None
-    if _has_model_below(span):
+    if wraps_a_model:
         return False
     return not (reading.convention == "openinference" and not reading.input_messages
                 and not reading.output_messages and reading.usage is None)

@@ -628,3 +628,17 @@ def test_a_final_answer_printed_with_its_role_loses_the_prefix(make_span) -> Non
     assert build_trajectories([agent])[0].final_response == "It is sunny."
     kept = make_span("AgentWorkflow.run", {"openinference.span.kind": "AGENT", "output.value": "Note: sunny."})
     assert build_trajectories([kept])[0].final_response == "Note: sunny."
+
+
+def test_a_model_call_wrapped_by_a_framework_span_is_one_step(make_span) -> None:
+    from agenteval_otel.trajectory import StepType, build_trajectories
+
+    llm = {"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}
+    agent = make_span("Agent.run", {"openinference.span.kind": "AGENT", "output.value": "Sunny."})
+    prepare = make_span("LLM._prepare_chat", llm, parent=agent)
+    wrapper = make_span("LLM.astream_chat", llm, parent=agent)
+    inner = make_span("LLM.astream_chat", {**llm, "llm.output_messages.0.message.role": "assistant",
+                                           "llm.output_messages.0.message.content": "Sunny.",
+                                           "llm.token_count.prompt": 5}, parent=wrapper)
+    steps = build_trajectories([agent, prepare, wrapper, inner])[0].steps
+    assert [(s.step_type, s.span_id) for s in steps] == [(StepType.MESSAGE, inner.span_id)]
