@@ -233,12 +233,153 @@ def record_from_span(
     return _span(span, "span", dict(resource or {}), scope or {})
 
 
+# --- the fast path ----------------------------------------------------------------------------
+# What producers write almost always: camelCase fields, lower-case hex ids, one-key AnyValues.
+# The fast path reads such a request with no error bookkeeping and gives up (``_OffFastPath``, or
+# whatever a wrong shape raises) on anything else; the request is then read again by the checked
+# path above, which accepts every variant and names the JSON path of what is wrong.
+
+
+class _OffFastPath(Exception):
+    """The request is not in the common shape: read it with the checked path."""
+
+
+_KINDS_BY_NUMBER: dict[Any, str] = {None: "unspecified", **dict(enumerate(SPAN_KINDS))}
+_UNSET = SpanStatus()
+
+
+def _fast_value(value: Any) -> Any:
+    if type(value) is not dict or len(value) != 1:
+        raise _OffFastPath
+    ((tag, item),) = value.items()
+    if tag == "stringValue" and type(item) is str:
+        return item
+    if tag == "intValue" and (type(item) is str or type(item) is int):
+        return int(item)
+    if tag == "boolValue" and type(item) is bool:
+        return item
+    if tag == "doubleValue" and (type(item) is float or type(item) is int):
+        return float(item)
+    if tag == "arrayValue":
+        return [_fast_value(v) for v in item["values"]]
+    if tag == "kvlistValue":
+        return _fast_attributes(item["values"])
+    raise _OffFastPath
+
+
+def _fast_attributes(items: Any) -> dict[str, Any]:
+    if not items:
+        return {}
+    if type(items) is not list:
+        raise _OffFastPath
+    decoded: dict[str, Any] = {}
+    for item in items:
+        key = item["key"]
+        value = item["value"]
+        if type(key) is not str:
+            raise _OffFastPath
+        if type(value) is dict and len(value) == 1:
+            text = value.get("stringValue")
+            if type(text) is str:
+                decoded[key] = text
+                continue
+        decoded[key] = _fast_value(value)
+    return decoded
+
+
+def _fast_id(value: Any, width: int, seen: dict[str, str]) -> str | None:
+    """A lower-case hex id as it is (one shared string per id), ``None`` for all zeros."""
+    known = seen.get(value)
+    if known is not None:
+        return known
+    if type(value) is not str or len(value) != width or bytes.fromhex(value).hex() != value:
+        raise _OffFastPath
+    if not value.strip("0"):
+        return None
+    seen[value] = value
+    return value
+
+
+def _fast_object(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if type(value) is dict:
+        return value
+    raise _OffFastPath
+
+
+def _fast_text(value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value or None
+    raise _OffFastPath
+
+
+def _fast_events(events: Any) -> tuple[SpanEvent, ...]:
+    if type(events) is not list:
+        raise _OffFastPath
+    found = []
+    for event in events:
+        name = event["name"]
+        if type(name) is not str:
+            raise _OffFastPath
+        found.append(SpanEvent(name, int(event["timeUnixNano"]), _fast_attributes(event.get("attributes"))))
+    return tuple(found)
+
+
+def _fast_records(doc: dict[str, Any]) -> list[SpanRecord]:
+    records: list[SpanRecord] = []
+    append = records.append
+    trace_ids: dict[str, str] = {}
+    span_ids: dict[str, str] = {}
+    for group in doc["resourceSpans"]:
+        resource = _fast_attributes(_fast_object(group.get("resource")).get("attributes"))
+        for scoped in group["scopeSpans"]:
+            scope = _fast_object(scoped.get("scope"))
+            scope_name = _fast_text(scope.get("name"))
+            scope_version = _fast_text(scope.get("version"))
+            for span in scoped["spans"]:
+                if span.get("links"):
+                    raise _OffFastPath
+                trace_id = _fast_id(span["traceId"], 32, trace_ids)
+                span_id = _fast_id(span["spanId"], 16, span_ids)
+                parent = span.get("parentSpanId")
+                name = span.get("name", "")
+                kind = _KINDS_BY_NUMBER.get(span.get("kind"))
+                if trace_id is None or span_id is None or type(name) is not str or kind is None:
+                    raise _OffFastPath
+                start = int(span["startTimeUnixNano"])
+                end = int(span["endTimeUnixNano"])
+                events = span.get("events")
+                status = span.get("status")
+                append(SpanRecord(
+                    trace_id,
+                    span_id,
+                    _fast_id(parent, 16, span_ids) if parent else None,
+                    name,
+                    kind,
+                    start,
+                    end or start,
+                    _fast_attributes(span.get("attributes")),
+                    _fast_events(events) if events else (),
+                    _status(status) if status else _UNSET,
+                    resource,
+                    scope_name,
+                    scope_version,
+                ))
+    return records
+
+
 def records_from_request(doc: Any, path: str = "") -> list[SpanRecord] | None:
     """The spans of one OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``).
 
     Returns ``None`` when ``doc`` is not such a request; raises ``ValueError`` naming the JSON
     path of a malformed field.
     """
+    if type(doc) is dict and "resourceSpans" in doc:
+        try:
+            return _fast_records(doc)
+        except Exception:  # noqa: BLE001 - any other shape is read, or rejected, by the checked path
+            pass
     if not isinstance(doc, Mapping):
         return None
     resource_spans = _get(doc, "resourceSpans", "resource_spans")

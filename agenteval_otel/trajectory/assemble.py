@@ -25,12 +25,12 @@ from agenteval_otel.trajectory.conventions import (
     RequestedToolCall,
     SpanReading,
     SpanRole,
-    read_span,
+    span_reader,
 )
 from agenteval_otel.trajectory.conventions.values import is_object_repr, text_from
 from agenteval_otel.trajectory.messages import MessageContent
 from agenteval_otel.trajectory.spans import SpanRecord
-from agenteval_otel.trajectory.steps import TrajectoryStep
+from agenteval_otel.trajectory.steps import StepType, TrajectoryStep, unchecked_step
 from agenteval_otel.trajectory.trajectory import Trajectory
 from agenteval_otel.trajectory.usage import TokenUsage
 
@@ -82,8 +82,9 @@ def _link(records: Iterable[SpanRecord]) -> list[_Span]:
 def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None) -> list[_Span]:
     """The spans of one trace in tree order, each read, router readings checked."""
     ordered = _link(records)
+    read = span_reader(readers)
     for span in ordered:
-        span.reading = read_span(span.record, readers)
+        span.reading = read(span.record)
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
@@ -240,16 +241,40 @@ def _is_handoff(call: RequestedToolCall, agent_names: set[str]) -> bool:
     )
 
 
-def _origin(record: SpanRecord, reading: SpanReading) -> dict[str, Any]:
-    """The typed fields every step read from a span has: where it came from and how it went."""
-    return {
-        "span_id": record.span_id,
-        "trace_id": record.trace_id,
-        "duration_ms": record.duration_ns / 1e6,
-        "error": reading.error,
-        "timestamp": record.start_ns / 1e9,
-        "metadata": {"convention": reading.convention, **dict(reading.metadata)},
-    }
+def _step(
+    step_type: StepType,
+    name: Any,
+    record: SpanRecord,
+    reading: SpanReading,
+    *,
+    args: dict[str, Any] | None = None,
+    result: Any = None,
+    call_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> TrajectoryStep:
+    """A step read from a span, with the typed fields every such step has: where it came from
+    (span, trace, the convention in ``metadata``) and how it went (error, duration)."""
+    error = reading.error
+    return unchecked_step(
+        step_type,
+        name if type(name) is str else str(name),
+        {} if not args else dict(args),
+        result,
+        record.start_ns / 1e9,
+        call_id if call_id is None or type(call_id) is str else str(call_id),
+        error if error is None or type(error) is str else str(error),
+        max(0, record.end_ns - record.start_ns) / 1e6,
+        record.span_id,
+        record.trace_id,
+        metadata if metadata is not None else _metadata(reading),
+    )
+
+
+def _metadata(reading: SpanReading) -> dict[str, Any]:
+    metadata = {"convention": reading.convention}
+    if reading.metadata:
+        metadata.update(reading.metadata)
+    return metadata
 
 
 def _output_text(reading: SpanReading) -> str | None:
@@ -261,7 +286,7 @@ def _output_text(reading: SpanReading) -> str | None:
 
 def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) -> TrajectoryStep:
     match = requested.take(reading.name, reading.call_id, reading.args)
-    fields = _origin(record, reading)
+    metadata = _metadata(reading)
     args = reading.args
     if args is None and match is not None and match.args is not None:
         args = match.args
@@ -272,10 +297,11 @@ def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) 
         if parameter is not None:
             args = {parameter: reading.raw_args}
         else:
-            fields["metadata"]["raw_args"] = reading.raw_args
+            metadata["raw_args"] = reading.raw_args
     call_id = reading.call_id or (match.call_id if match else None)
     result = reading.result if reading.result is not None else requested.response(call_id)
-    return TrajectoryStep.tool(reading.name, args or {}, result=result, call_id=call_id, **fields)
+    return _step(StepType.TOOL, reading.name, record, reading, args=args, result=result, call_id=call_id,
+                 metadata=metadata)
 
 
 def _requested_steps(
@@ -312,28 +338,27 @@ def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]], phantoms: set[str]) 
     agent_names = {_normal_name(r.name) for r in readings if r.role is SpanRole.AGENT}
     steps: list[TrajectoryStep] = []
     for record, reading in scope:
-        if reading.role is SpanRole.TOOL:
+        role = reading.role
+        if role is SpanRole.TOOL:
             steps.append(_tool_step(record, reading, requested))
-        elif reading.role is SpanRole.NODE:
-            steps.append(TrajectoryStep.node(reading.name, **_origin(record, reading)))
-        elif reading.role is SpanRole.CONDITIONAL:
-            steps.append(
-                TrajectoryStep.conditional(
-                    reading.name, reading.branch, value=reading.value, **_origin(record, reading)
-                )
-            )
-        elif reading.role in _RESPONDERS:
-            fields = _origin(record, reading)
-            metadata = fields["metadata"]
+        elif role is SpanRole.NODE:
+            steps.append(_step(StepType.NODE, reading.name, record, reading))
+        elif role is SpanRole.CONDITIONAL:
+            value = reading.value
+            steps.append(_step(StepType.CONDITIONAL, reading.name, record, reading,
+                               args=None if value is None else {"value": value}, result=reading.branch))
+        elif role in _RESPONDERS:
+            metadata = _metadata(reading)
             calls = reading.requested_tool_calls
             if calls:
                 metadata["tool_calls"] = [{"name": c.name, "args": c.args, "call_id": c.call_id} for c in calls]
             if reading.usage is not None:
                 metadata["usage"] = reading.usage.model_dump()
-            role = reading.output_messages[-1].role if reading.output_messages else reading.name
-            if reading.role is SpanRole.MODEL:
+            if role is SpanRole.MODEL:
                 metadata["model"] = reading.name
-            steps.append(TrajectoryStep.message(role, _output_text(reading), **fields))
+            speaker = reading.output_messages[-1].role if reading.output_messages else reading.name
+            steps.append(_step(StepType.MESSAGE, speaker, record, reading, result=_output_text(reading),
+                               metadata=metadata))
             if not has_tool_spans:
                 steps.extend(_requested_steps(record, reading, requested, agent_names, phantoms))
     return steps

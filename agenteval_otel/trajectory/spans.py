@@ -74,7 +74,7 @@ class SpanStatus:
         return self.code == "error"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class SpanRecord:
     """An immutable, source-neutral view of one finished span.
 
@@ -166,6 +166,55 @@ class SpanRecord:
                 for link in span.links
             ),
         )
+
+
+def _setter(name: str) -> Any:
+    return SpanRecord.__dict__[name].__set__
+
+
+(_set_trace_id, _set_span_id, _set_parent_id, _set_name, _set_kind, _set_start_ns, _set_end_ns, _set_attributes,
+ _set_events, _set_status, _set_resource, _set_scope_name, _set_scope_version, _set_links) = map(_setter, (
+    "trace_id", "span_id", "parent_id", "name", "kind", "start_ns", "end_ns", "attributes", "events", "status",
+    "resource", "scope_name", "scope_version", "links"))
+_UNSET = SpanStatus()
+
+
+def _init_record(
+    self: SpanRecord,
+    trace_id: str,
+    span_id: str,
+    parent_id: str | None,
+    name: str,
+    kind: str = "internal",
+    start_ns: int = 0,
+    end_ns: int = 0,
+    attributes: dict[str, Any] | None = None,
+    events: tuple[SpanEvent, ...] = (),
+    status: SpanStatus = _UNSET,
+    resource: dict[str, Any] | None = None,
+    scope_name: str | None = None,
+    scope_version: str | None = None,
+    links: tuple[SpanLink, ...] = (),
+) -> None:
+    # Each field set through its slot, not through the frozen class's checked ``__setattr__``:
+    # half the cost of building a record, and files are read a million records at a time.
+    _set_trace_id(self, trace_id)
+    _set_span_id(self, span_id)
+    _set_parent_id(self, parent_id)
+    _set_name(self, name)
+    _set_kind(self, kind)
+    _set_start_ns(self, start_ns)
+    _set_end_ns(self, end_ns)
+    _set_attributes(self, {} if attributes is None else attributes)
+    _set_events(self, events)
+    _set_status(self, status)
+    _set_resource(self, {} if resource is None else resource)
+    _set_scope_name(self, scope_name)
+    _set_scope_version(self, scope_version)
+    _set_links(self, links)
+
+
+SpanRecord.__init__ = _init_record  # type: ignore[method-assign]
 
 
 def plain_value(value: Any) -> Any:

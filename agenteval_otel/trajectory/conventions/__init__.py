@@ -15,6 +15,10 @@ than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
 ``gcp.vertex.agent.*``), so later readers that agree on the role fill in what the first could
 not read (arguments, results, messages, usage).
 
+Each of our readers declares its ``MARKERS``: the attribute keys (or span names) without which it
+recognises nothing. A span is given only to the readers whose markers it carries (chosen once per
+set of attribute keys), to readers without markers (yours), and to the span-name fallback.
+
 Your own convention plugs in as a reader of the same shape: pass ``readers=(my_reader,
 *READERS)`` to ``build_trajectories`` / ``iter_trajectories`` / ``evaluate_traces``, or install it
 under the entry-point group ``agenteval.readers`` (``[project.entry-points."agenteval.readers"]
@@ -36,8 +40,18 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
 from importlib import metadata
+from operator import attrgetter
 from typing import Any
 
+from agenteval_otel.trajectory.conventions import (
+    adk,
+    genai,
+    haystack,
+    langgraph,
+    openinference,
+    openllmetry,
+    ours,
+)
 from agenteval_otel.trajectory.conventions.adk import read_adk
 from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
@@ -48,6 +62,7 @@ from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
 from agenteval_otel.trajectory.conventions.reading import (
     ChatMessage,
+    Markers,
     RequestedToolCall,
     SpanReading,
     SpanRole,
@@ -66,6 +81,7 @@ __all__ = [
     "ToolResponse",
     "default_readers",
     "read_span",
+    "span_reader",
 ]
 
 _log = logging.getLogger(__name__)
@@ -88,25 +104,35 @@ READERS: tuple[Reader, ...] = (
 )
 """The convention readers, in the order they are tried."""
 
+MARKERS: dict[Reader, Markers] = {
+    read_ours: ours.MARKERS,
+    read_langgraph: langgraph.MARKERS,
+    read_genai: genai.MARKERS,
+    read_openinference: openinference.MARKERS,
+    read_openllmetry: openllmetry.MARKERS,
+    read_adk: adk.MARKERS,
+    read_haystack: haystack.MARKERS,
+}
+"""Our readers' markers; a reader not in here is given every span."""
+
 _FILLABLE = tuple(
     f.name for f in fields(SpanReading) if f.name not in ("role", "name", "convention", "output_is_final")
 )
+_fillable = attrgetter(*_FILLABLE)
 _FINAL = frozenset({SpanRole.IGNORED, SpanRole.HANDOFF})
-
-
-def _is_empty(value: Any) -> bool:
-    return value is None or value == ()
+_MAX_CHOICES = 4096
 
 
 def _fill(primary: SpanReading, other: SpanReading) -> SpanReading:
     updates = {}
-    for name in _FILLABLE:  # most of ``other`` is empty: look at it first
-        value = getattr(other, name)
-        if value is not None and value != () and _is_empty(getattr(primary, name)):
-            updates[name] = value
+    for name, mine, theirs in zip(_FILLABLE, _fillable(primary), _fillable(other)):
+        if theirs is not None and theirs != () and (mine is None or mine == ()):
+            updates[name] = theirs
+    if not updates:
+        return primary
     if "output" in updates and other.output_is_final:
         updates["output_is_final"] = True
-    return replace(primary, **updates) if updates else primary
+    return replace(primary, **updates)
 
 
 def installed_readers() -> tuple[Reader, ...]:
@@ -138,25 +164,69 @@ def default_readers() -> tuple[Reader, ...]:
     return _default
 
 
+class _SpanReader:
+    """Reads spans with ``readers``, each span given only to the readers whose markers it carries."""
+
+    def __init__(self, readers: Sequence[Reader]) -> None:
+        self.readers = tuple(readers)
+        self.markers = tuple(MARKERS.get(reader) for reader in self.readers)
+        self.marked_names = frozenset(name for m in self.markers if m is not None for name in m.span_names)
+        self.choices: dict[tuple[Any, ...], tuple[Reader, ...]] = {}
+
+    def _choose(self, record: SpanRecord) -> tuple[Reader, ...]:
+        a, name = record.attributes, record.name
+        key = (*a, name if name in self.marked_names else None)
+        chosen = self.choices.get(key)
+        if chosen is None:
+            chosen = tuple(
+                reader for reader, markers in zip(self.readers, self.markers)
+                if markers is None or markers.found_in(a, name)
+            )
+            if len(self.choices) >= _MAX_CHOICES:
+                self.choices.clear()
+            self.choices[key] = chosen
+        return chosen
+
+    def __call__(self, record: SpanRecord) -> SpanReading | None:
+        primary: SpanReading | None = None
+        for reader in self._choose(record):
+            try:
+                reading = reader(record)
+            except Exception:
+                _log.debug("reader %r failed on span %r", reader, record.name, exc_info=True)
+                continue
+            if reading is None:
+                continue
+            if primary is None:
+                primary = reading
+                if primary.role in _FINAL:
+                    return primary
+            elif reading.role is primary.role:
+                primary = _fill(primary, reading)
+        return primary
+
+
+_span_readers: dict[tuple[Reader, ...], _SpanReader] = {}
+
+
+def span_reader(readers: Sequence[Reader] | None = None) -> Callable[[SpanRecord], SpanReading | None]:
+    """``read_span`` with ``readers`` bound: what a span says about the agent run, or ``None``."""
+    key = default_readers() if readers is None else tuple(readers)
+    try:
+        found = _span_readers.get(key)
+    except TypeError:  # an unhashable reader: not kept
+        return _SpanReader(key)
+    if found is None:
+        if len(_span_readers) >= 64:
+            _span_readers.clear()
+        found = _span_readers[key] = _SpanReader(key)
+    return found
+
+
 def read_span(record: SpanRecord, readers: Sequence[Reader] | None = None) -> SpanReading | None:
     """What ``record`` says about the agent run, or ``None`` when no reader recognises it.
 
     ``readers`` default to the installed readers and ours. A reader that raises is logged and
     skipped for that span.
     """
-    primary: SpanReading | None = None
-    for reader in default_readers() if readers is None else readers:
-        try:
-            reading = reader(record)
-        except Exception:
-            _log.debug("reader %r failed on span %r", reader, record.name, exc_info=True)
-            continue
-        if reading is None:
-            continue
-        if primary is None:
-            primary = reading
-            if primary.role in _FINAL:
-                return primary
-        elif reading.role is primary.role:
-            primary = _fill(primary, reading)
-    return primary
+    return span_reader(readers)(record)

@@ -15,6 +15,7 @@ from typing import Any
 from agenteval_otel.trajectory.conventions.genai_messages import requested_call
 from agenteval_otel.trajectory.conventions.reading import (
     ChatMessage,
+    Markers,
     SpanReading,
     SpanRole,
     ToolDefinition,
@@ -28,7 +29,7 @@ from agenteval_otel.trajectory.messages import decode_arguments, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["read_adk"]
+__all__ = ["MARKERS", "read_adk"]
 
 NAME = "adk"
 
@@ -40,6 +41,7 @@ SESSION_ID = "gcp.vertex.agent.session_id"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 _NOT_RECORDED = ("N/A", "<not specified>", "<not serializable>", "{}")
+MARKERS = Markers(frozenset({TOOL_CALL_ARGS, TOOL_RESPONSE, LLM_REQUEST}))
 
 
 def _content(content: Any) -> ChatMessage | None:

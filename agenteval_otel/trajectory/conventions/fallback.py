@@ -30,11 +30,29 @@ _PATTERNS: tuple[tuple[re.Pattern[str], SpanRole], ...] = (
 )
 
 
+_by_name: dict[str, tuple[SpanRole, str] | None] = {}
+_MAX_NAMES = 4096
+
+
+def _read_name(name: str) -> tuple[SpanRole, str] | None:
+    for pattern, role in _PATTERNS:
+        match = pattern.match(name)
+        if match:
+            return role, match.groupdict().get("name") or name
+    return None
+
+
 def read_span_name(record: SpanRecord) -> SpanReading | None:
     """Read a span from its name; ``None`` when the name says nothing."""
-    for pattern, role in _PATTERNS:
-        match = pattern.match(record.name)
-        if match:
-            name = match.groupdict().get("name") or record.name
-            return SpanReading(role, name, NAME, error=record.error if role is SpanRole.TOOL else None)
-    return None
+    name = record.name
+    try:
+        found = _by_name[name]
+    except KeyError:
+        found = _read_name(name)
+        if len(_by_name) >= _MAX_NAMES:
+            _by_name.clear()
+        _by_name[name] = found
+    if found is None:
+        return None
+    role, step_name = found
+    return SpanReading(role, step_name, NAME, error=record.error if role is SpanRole.TOOL else None)

@@ -16,7 +16,7 @@ from typing import Any
 from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_events import event_messages, events_from_attribute
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
-from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
+from agenteval_otel.trajectory.conventions.reading import ChatMessage, Markers, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
     decode_result,
     tool_definitions,
@@ -25,7 +25,7 @@ from agenteval_otel.trajectory.messages import decode_arguments
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["read_genai"]
+__all__ = ["MARKERS", "read_genai"]
 
 NAME = "genai"
 
@@ -40,6 +40,7 @@ _PYDANTIC_FINAL_RESULT = "final_result"
 _PYDANTIC_ALL_MESSAGES = "pydantic_ai.all_messages"
 _INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, attr.GEN_AI_USAGE_PROMPT_TOKENS)
 _OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, attr.GEN_AI_USAGE_COMPLETION_TOKENS)
+MARKERS = Markers(frozenset({attr.GEN_AI_OPERATION_NAME, attr.GEN_AI_REQUEST_MODEL}))
 
 
 def _suffix(name: str, operation: str) -> str:

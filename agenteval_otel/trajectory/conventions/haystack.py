@@ -10,13 +10,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from agenteval_otel.trajectory.conventions.genai_messages import requested_call
-from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole, ToolResponse
+from agenteval_otel.trajectory.conventions.reading import (
+    ChatMessage,
+    Markers,
+    SpanReading,
+    SpanRole,
+    ToolResponse,
+)
 from agenteval_otel.trajectory.conventions.values import decode_json, decode_result
 from agenteval_otel.trajectory.messages import decode_arguments, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["read_haystack"]
+__all__ = ["MARKERS", "read_haystack"]
 
 NAME = "haystack"
 
@@ -29,6 +35,9 @@ TOOL_INPUT = "haystack.agent.step.tool.input"
 TOOL_OUTPUT = "haystack.agent.step.tool.output"
 TOOL_ERROR = "haystack.tool.error"
 STEP = "haystack.agent.step"
+MARKERS = Markers(
+    frozenset({TOOL_NAME, LLM_INPUT, LLM_OUTPUT, AGENT_INPUT, STEP}), span_names=frozenset({"haystack.agent.run", STEP})
+)
 
 
 def _message(message: Mapping[str, Any]) -> ChatMessage:

@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from agenteval_otel.trajectory.conventions.openllmetry import entity_value
-from agenteval_otel.trajectory.conventions.reading import SpanReading, SpanRole
+from agenteval_otel.trajectory.conventions.reading import Markers, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import decode_json
 from agenteval_otel.trajectory.spans import SpanRecord
 
-__all__ = ["branch_taken", "read_langgraph"]
+__all__ = ["MARKERS", "branch_taken", "read_langgraph"]
 
 NAME = "langgraph"
 
@@ -43,6 +43,7 @@ _NOT_GRAPH_PARTS = frozenset({"LLM", "TOOL", "RETRIEVER", "EMBEDDING", "RERANKER
 _CHAIN_KINDS = frozenset({"CHAIN", "task"})
 _SEND = re.compile(r"Send\(node='([^']+)'")
 _MAX_BRANCH_LENGTH = 200
+MARKERS = Markers(frozenset({OPENINFERENCE_METADATA, TRACELOOP_INPUT, TRACELOOP_ASSOCIATION + LANGGRAPH_NODE}))
 
 
 def _metadata(a: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -16,6 +16,7 @@ from typing import Any
 from agenteval_otel.trajectory.conventions.genai_messages import requested_call
 from agenteval_otel.trajectory.conventions.reading import (
     ChatMessage,
+    Markers,
     SpanReading,
     SpanRole,
     ToolDefinition,
@@ -33,7 +34,7 @@ from agenteval_otel.trajectory.messages import decode_arguments, message_text, n
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["read_openinference"]
+__all__ = ["MARKERS", "read_openinference"]
 
 NAME = "openinference"
 
@@ -54,6 +55,7 @@ LLM_PROMPTS = "llm.prompts"
 LLM_CHOICES = "llm.choices"
 _INPUT_TOKENS = ("llm.token_count.prompt",)
 _OUTPUT_TOKENS = ("llm.token_count.completion",)
+MARKERS = Markers(frozenset({SPAN_KIND}))
 _IGNORED_KINDS = frozenset(
     {"RETRIEVER", "RERANKER", "EMBEDDING", "GUARDRAIL", "EVALUATOR", "PROMPT", "CHAIN", "UNKNOWN"}
 )

@@ -18,6 +18,7 @@ from typing import Any
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages, requested_call
 from agenteval_otel.trajectory.conventions.reading import (
     ChatMessage,
+    Markers,
     SpanReading,
     SpanRole,
     ToolDefinition,
@@ -35,7 +36,7 @@ from agenteval_otel.trajectory.messages import decode_arguments, message_text, n
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["entity_value", "read_openllmetry"]
+__all__ = ["MARKERS", "entity_value", "read_openllmetry"]
 
 NAME = "openllmetry"
 
@@ -55,6 +56,7 @@ TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 _INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 _OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 _SESSION_KEYS = ("session_id", "conversation_id", "thread_id")
+MARKERS = Markers(frozenset({SPAN_KIND, REQUEST_TYPE}), (PROMPTS + ".", COMPLETIONS + "."))
 
 
 def entity_value(value: Any) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
-from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
+from agenteval_otel.trajectory.conventions.reading import ChatMessage, Markers, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
     decode_json,
     decode_result,
@@ -18,9 +18,10 @@ from agenteval_otel.trajectory.messages import decode_arguments, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["read_ours"]
+__all__ = ["MARKERS", "read_ours"]
 
 NAME = "agenteval"
+MARKERS = Markers(frozenset({attr.EVALUATION_SPAN, attr.STEP_TYPE}))
 
 
 def _without_prefix(name: str, prefix: str) -> str:

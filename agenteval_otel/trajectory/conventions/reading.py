@@ -14,6 +14,7 @@ from agenteval_otel.trajectory.usage import TokenUsage
 
 __all__ = [
     "ChatMessage",
+    "Markers",
     "RequestedToolCall",
     "SpanReading",
     "SpanRole",
@@ -43,7 +44,7 @@ class SpanRole(str, Enum):
     """Recognised, but not part of the trajectory (phantom, evaluation or plumbing spans)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestedToolCall:
     """A tool call a model asked for. ``args`` is ``None`` when the arguments were not captured
     or are not a JSON object (then ``raw_args`` keeps them)."""
@@ -54,7 +55,7 @@ class RequestedToolCall:
     raw_args: Any = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolResponse:
     """A tool result sent back to a model."""
 
@@ -63,7 +64,7 @@ class ToolResponse:
     name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolDefinition:
     """A tool offered to a model: its name and the names of its parameters."""
 
@@ -76,7 +77,7 @@ class ToolDefinition:
         return self.parameters[0] if len(self.parameters) == 1 else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChatMessage:
     """One message sent to or received from a model, in a producer-neutral shape."""
 
@@ -91,7 +92,7 @@ class ChatMessage:
         return bool(self.text and self.text.strip())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SpanReading:
     """What one span says about the agent run.
 
@@ -127,3 +128,22 @@ class SpanReading:
     def requested_tool_calls(self) -> list[RequestedToolCall]:
         """The tool calls a model span's output asked for."""
         return [call for message in self.output_messages for call in message.tool_calls]
+
+
+@dataclass(frozen=True, slots=True)
+class Markers:
+    """What a span must carry for a reader to recognise it: one of ``keys`` among its attributes,
+    an attribute key starting with one of ``prefixes``, or one of ``span_names`` as its name. A
+    span with none of them is never given to that reader."""
+
+    keys: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    span_names: frozenset[str] = frozenset()
+
+    def found_in(self, attributes: dict[str, Any], name: str) -> bool:
+        """Whether a span with these attributes and this name carries one of the markers."""
+        return (
+            not self.keys.isdisjoint(attributes)
+            or name in self.span_names
+            or (bool(self.prefixes) and any(key.startswith(self.prefixes) for key in attributes))
+        )
