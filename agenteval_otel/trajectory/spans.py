@@ -74,7 +74,7 @@ class SpanStatus:
         return self.code == "error"
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SpanRecord:
     """An immutable, source-neutral view of one finished span.
 
