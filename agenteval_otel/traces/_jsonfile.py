@@ -111,7 +111,7 @@ def _non_empty_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(handle, 1):
         if number == 1:
             line = line.removeprefix(_BOM)
-        if line.strip():
+        if line and not line.isspace():
             yield number, line
 
 

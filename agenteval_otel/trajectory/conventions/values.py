@@ -136,13 +136,15 @@ def flattened_list(attributes: Mapping[str, Any], prefix: str) -> list[dict[str,
     [{'role': 'user'}, {'role': 'tool', 'id': 'c1'}]
     """
     head = prefix + "."
+    keys = [key for key in attributes if key.startswith(head)]
+    if not keys:
+        return []
     items: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(head):
-            continue
-        index, _, suffix = key[len(head) :].partition(".")
+    start = len(head)
+    for key in keys:
+        index, _, suffix = key[start:].partition(".")
         if index.isdigit() and suffix:
-            items.setdefault(int(index), {})[suffix] = value
+            items.setdefault(int(index), {})[suffix] = attributes[key]
     return [items[index] for index in sorted(items)]
 
 
