@@ -175,12 +175,16 @@ class _SpanReader:
 
     def _choose(self, record: SpanRecord) -> tuple[Reader, ...]:
         a, name = record.attributes, record.name
-        key = (*a, name if name in self.marked_names else None)
+        key = (*a, name if name in self.marked_names else None, not record.events)
         chosen = self.choices.get(key)
         if chosen is None:
+            found = [markers is None or markers.found_in(a, name) for markers in self.markers]
+            alone = not record.events and any(
+                ok and markers is not None and markers.exclusive for ok, markers in zip(found, self.markers)
+            )
             chosen = tuple(
-                reader for reader, markers in zip(self.readers, self.markers)
-                if markers is None or markers.found_in(a, name)
+                reader for reader, markers, ok in zip(self.readers, self.markers, found)
+                if ok and not (alone and markers is not None and not markers.exclusive)
             )
             if len(self.choices) >= _MAX_CHOICES:
                 self.choices.clear()
@@ -190,6 +194,10 @@ class _SpanReader:
     def __call__(self, record: SpanRecord) -> SpanReading | None:
         primary: SpanReading | None = None
         for reader in self._choose(record):
+            if reader is read_span_name and primary is not None and (
+                primary.role is not SpanRole.TOOL or primary.error is not None
+            ):
+                continue  # a name reading adds nothing to a reading of the span's content but a tool's error
             try:
                 reading = reader(record)
             except Exception:

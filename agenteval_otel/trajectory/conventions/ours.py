@@ -13,6 +13,7 @@ from agenteval_otel.trajectory.conventions.reading import ChatMessage, Markers, 
 from agenteval_otel.trajectory.conventions.values import (
     decode_json,
     decode_result,
+    tool_definitions,
 )
 from agenteval_otel.trajectory.messages import decode_arguments, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
@@ -21,7 +22,9 @@ from agenteval_otel.trajectory.usage import TokenUsage
 __all__ = ["MARKERS", "read_ours"]
 
 NAME = "agenteval"
-MARKERS = Markers(frozenset({attr.EVALUATION_SPAN, attr.STEP_TYPE}))
+MARKERS = Markers(frozenset({attr.EVALUATION_SPAN, attr.STEP_TYPE}), exclusive=True)
+_INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, attr.GEN_AI_USAGE_PROMPT_TOKENS)
+_OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, attr.GEN_AI_USAGE_COMPLETION_TOKENS)
 
 
 def _without_prefix(name: str, prefix: str) -> str:
@@ -36,9 +39,7 @@ def _branch(value: Any) -> str | list[str] | None:
 
 
 def _usage(a: dict[str, Any]) -> TokenUsage | None:
-    return TokenUsage.from_attributes(
-        a, (attr.GEN_AI_USAGE_INPUT_TOKENS,), (attr.GEN_AI_USAGE_OUTPUT_TOKENS,)
-    )
+    return TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS)
 
 
 def _read_message(record: SpanRecord, a: dict[str, Any], conversation: str | None) -> SpanReading:
@@ -55,6 +56,7 @@ def _read_message(record: SpanRecord, a: dict[str, Any], conversation: str | Non
         input_messages=parse_messages(a.get(attr.GEN_AI_INPUT_MESSAGES)),
         output_messages=outputs,
         usage=_usage(a),
+        tool_definitions=tool_definitions(a.get(attr.GEN_AI_TOOL_DEFINITIONS)),
         conversation_id=conversation,
     )
 
@@ -78,6 +80,8 @@ def read_ours(record: SpanRecord) -> SpanReading | None:
             input=a.get(attr.AGENT_INPUT),
             output=a.get(attr.AGENT_OUTPUT),
             output_is_final=attr.AGENT_OUTPUT in a,
+            input_messages=parse_messages(a.get(attr.GEN_AI_INPUT_MESSAGES)),
+            output_messages=parse_messages(a.get(attr.GEN_AI_OUTPUT_MESSAGES)),
             usage=_usage(a),
             conversation_id=conversation,
         )

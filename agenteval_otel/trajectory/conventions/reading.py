@@ -134,11 +134,14 @@ class SpanReading:
 class Markers:
     """What a span must carry for a reader to recognise it: one of ``keys`` among its attributes,
     an attribute key starting with one of ``prefixes``, or one of ``span_names`` as its name. A
-    span with none of them is never given to that reader."""
+    span with none of them is never given to that reader. ``exclusive``: a span that carries them
+    (and no span events) is read by this reader alone among those with markers, because the
+    reader reads everything the others would."""
 
     keys: frozenset[str] = frozenset()
     prefixes: tuple[str, ...] = ()
     span_names: frozenset[str] = frozenset()
+    exclusive: bool = False
 
     def found_in(self, attributes: dict[str, Any], name: str) -> bool:
         """Whether a span with these attributes and this name carries one of the markers."""
