@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from agenteval_otel.semconv import EVAL_ID
+from agenteval_otel.trajectory._unchecked import unchecked
 from agenteval_otel.trajectory.buffer import TraceBuffer
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
@@ -28,7 +29,7 @@ from agenteval_otel.trajectory.conventions import (
     span_reader,
 )
 from agenteval_otel.trajectory.conventions.values import is_object_repr, text_from
-from agenteval_otel.trajectory.messages import MessageContent
+from agenteval_otel.trajectory.messages import MessageContent, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.steps import StepType, TrajectoryStep, unchecked_step
 from agenteval_otel.trajectory.trajectory import Trajectory
@@ -406,8 +407,9 @@ def _without_role_prefix(text: str) -> str:
 
 
 def _message_content(message: ChatMessage) -> MessageContent:
+    role = normalize_role(message.role)
     if not message.tool_calls and not message.tool_responses:
-        return MessageContent(role=message.role, content=message.text or "")
+        return unchecked(MessageContent, {"role": role, "content": _text_or_none(message.text) or "", "metadata": {}})
     parts: list[dict[str, Any]] = []
     if message.has_text:
         parts.append({"type": "text", "text": message.text})
@@ -424,7 +426,7 @@ def _message_content(message: ChatMessage) -> MessageContent:
         {"type": "tool_call_response", "id": r.call_id, "response": r.response}
         for r in message.tool_responses
     )
-    return MessageContent(role=message.role, content=parts)
+    return unchecked(MessageContent, {"role": role, "content": parts, "metadata": {}})
 
 
 def _messages(
@@ -468,21 +470,26 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     root = scope[0].record
     phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
-    return Trajectory(
-        steps=_steps(read, phantoms),
-        trace_ids=trace_ids,
-        trace_id=root.trace_id,
-        span_id=root.span_id,
-        conversation_id=conversation,
-        eval_id=eval_id,
-        agent_name=agents[0].name if agents else None,
-        user_input=user_input,
-        final_response=final_response,
-        messages=_messages(responders, user_input, final_response),
-        usage=_usage(agents, responders),
-        start_ns=min((s.record.start_ns for s in scope), default=None),
-        end_ns=max((s.record.end_ns for s in scope), default=None),
-    )
+    return unchecked(Trajectory, {
+        "steps": _steps(read, phantoms),
+        "trace_ids": trace_ids,
+        "trace_id": root.trace_id,
+        "span_id": root.span_id,
+        "conversation_id": _text_or_none(conversation),
+        "eval_id": eval_id,
+        "agent_name": _text_or_none(agents[0].name) if agents else None,
+        "user_input": user_input,
+        "final_response": final_response,
+        "messages": _messages(responders, user_input, final_response),
+        "usage": _usage(agents, responders),
+        "start_ns": min((s.record.start_ns for s in scope), default=None),
+        "end_ns": max((s.record.end_ns for s in scope), default=None),
+        "turns": [],
+    })
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if value is None or type(value) is str else str(value)
 
 
 # --- public API -------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The steps of an agent trajectory: what ran, in which order, with which arguments.
 
-This module is a leaf: it imports nothing else from agenteval_otel, so every other package can
-depend on it.
+This module is a leaf: it imports nothing else from agenteval_otel but the package's model
+builder, so every other package can depend on it.
 
 >>> TrajectoryStep.tool("get_weather", args={"city": "Tokyo"}).step_type
 <StepType.TOOL: 'tool'>
@@ -13,6 +13,8 @@ from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agenteval_otel.trajectory._unchecked import unchecked
 
 __all__ = ["StepType", "TrajectoryStep"]
 
@@ -96,10 +98,6 @@ class TrajectoryStep(BaseModel):
         )
 
 
-_FIELDS = tuple(TrajectoryStep.model_fields)
-_new_step = TrajectoryStep.__new__
-_set = object.__setattr__
-
 
 def unchecked_step(
     step_type: StepType,
@@ -116,13 +114,8 @@ def unchecked_step(
 ) -> TrajectoryStep:
     """A step built without validation, from values of the declared types (trace assembly's
     fast path: a million steps are not checked field by field)."""
-    step = _new_step(TrajectoryStep)
-    _set(step, "__dict__", {
+    return unchecked(TrajectoryStep, {
         "step_type": step_type, "name": name, "args": args, "result": result, "timestamp": timestamp,
         "call_id": call_id, "error": error, "duration_ms": duration_ms, "span_id": span_id,
         "trace_id": trace_id, "metadata": metadata,
     })
-    _set(step, "__pydantic_fields_set__", set(_FIELDS))
-    _set(step, "__pydantic_extra__", None)
-    _set(step, "__pydantic_private__", None)
-    return step

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agenteval_otel.trajectory._unchecked import unchecked
+
 __all__ = ["TokenUsage"]
 
 
@@ -36,13 +38,13 @@ class TokenUsage(BaseModel):
         found_output = _first_int(attributes, output_keys)
         if found_input is None and found_output is None:
             return None
-        return cls(input_tokens=found_input or 0, output_tokens=found_output or 0)
+        return unchecked(cls, {"input_tokens": found_input or 0, "output_tokens": found_output or 0})
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
+        return unchecked(TokenUsage, {
+            "input_tokens": self.input_tokens + other.input_tokens,
+            "output_tokens": self.output_tokens + other.output_tokens,
+        })
 
     def __repr__(self) -> str:
         return f"TokenUsage(input_tokens={self.input_tokens}, output_tokens={self.output_tokens})"
