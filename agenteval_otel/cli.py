@@ -271,7 +271,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks,
                                            runs="all" if args.all_runs else "latest",
-                                           logs=args.logs or ()),
+                                           logs=args.logs or (),
+                                           keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
 
@@ -333,6 +334,9 @@ def _build_parser() -> argparse.ArgumentParser:
     offline.add_argument("--all-runs", action="store_true",
                          help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
                               "default: the latest run of each case, older ones set aside")
+    offline.add_argument("--keep-trajectories", action="store_true",
+                         help="hold every case's actual trajectory in memory until the end (default: "
+                              "only the first failed or errored cases'; report files get them all)")
     _common_options(offline)
     offline.set_defaults(handler=_cmd_eval)
     return parser

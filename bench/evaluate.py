@@ -1,15 +1,21 @@
 """Offline evaluation throughput: score N traces read from OTLP JSON lines.
 
-Generates N agent traces of 26 spans each (an agent turn of five plan → chat → route → tools →
-execute_tool rounds, in our span conventions) as Collector-style OTLP/JSON lines, then times in
-separate processes, so each peak memory is its own:
+Generates N and 2N agent traces of 26 spans each (an agent turn of five plan → chat → route →
+tools → execute_tool rounds, in our span conventions) as Collector-style OTLP/JSON lines, with an
+eval set of one case per trace, then measures in separate processes, so each peak memory is its
+own:
 
 1. parse: read every span of the file (the floor any evaluation pays);
-2. evaluate: stream, assemble, match each trace to its eval case by first user message, and
-   score trajectory_match (arguments checked) + response_match.
+2. load: load the eval set alone (what its models cost per case);
+3. evaluate: load the eval set, then stream, assemble, match each trace to its eval case by
+   first user message, and score trajectory_match (arguments checked) + response_match.
 
-    python bench/evaluate.py                 # 100,000 traces (2.6M spans)
-    python bench/evaluate.py --traces 5000   # a quick run
+Each figure is printed beside its target: peak memory grows at most 2 KB per case beyond the
+eval set's own load cost (the slope between N and 2N), and evaluating takes at most 3× the
+parse floor (CPU time).
+
+    python bench/evaluate.py                 # 5,000 and 10,000 traces
+    python bench/evaluate.py --traces 50000  # 50,000 and 100,000 traces
 """
 
 from __future__ import annotations
@@ -125,9 +131,25 @@ def _peak_mib() -> float:
 def phase_parse(trace_file: Path) -> dict[str, float]:
     from agenteval_otel.traces.files import read_spans
 
-    started = time.perf_counter()
+    started = time.process_time()
     spans = sum(1 for _ in read_spans(trace_file))
-    return {"seconds": time.perf_counter() - started, "spans": spans, "peak_mib": _peak_mib()}
+    return {"seconds": time.process_time() - started, "spans": spans, "peak_mib": _peak_mib()}
+
+
+def phase_load(eval_set_file: Path) -> dict[str, float]:
+    from agenteval_otel import EvalSet
+
+    started = time.process_time()
+    eval_set = EvalSet.load(eval_set_file)
+    return {"seconds": time.process_time() - started, "cases": len(eval_set.eval_cases),
+            "peak_mib": _peak_mib(), "rss_mib": _rss_mib()}
+
+
+def _rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def phase_evaluate(trace_file: Path, eval_set_file: Path) -> dict[str, float]:
@@ -137,9 +159,9 @@ def phase_evaluate(trace_file: Path, eval_set_file: Path) -> dict[str, float]:
     eval_set = EvalSet.load(eval_set_file)
     config = EvalConfig(criteria={"trajectory_match": CriterionConfig.trajectory(1.0, check_args=True),
                                   "response_match": CriterionConfig.response(0.7)})
-    started = time.perf_counter()
+    started = time.process_time()
     report = evaluate_traces(eval_set, trace_file, config)
-    return {"seconds": time.perf_counter() - started, "cases": report.summary.total_cases,
+    return {"seconds": time.process_time() - started, "cases": report.summary.total_cases,
             "passed": report.summary.passed_cases, "peak_mib": _peak_mib()}
 
 
@@ -148,16 +170,45 @@ def _child(*args: str) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+GROWTH_TARGET_KB = 2.0
+RATIO_TARGET = 3.0
+
+
+def _mark(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def _measure(workdir: Path, traces: int) -> dict[str, dict[str, float]]:
+    trace_file, eval_set_file = workdir / f"traces-{traces}.jsonl", workdir / f"bench-{traces}.evalset.json"
+    started = time.perf_counter()
+    generate(trace_file, traces)
+    eval_set_for(eval_set_file, traces)
+    size_mib = trace_file.stat().st_size / 2**20
+    print(f"generated {traces:,} traces ({traces * SPANS_PER_TRACE:,} spans, {size_mib:,.0f} MiB) "
+          f"in {time.perf_counter() - started:.1f} s", flush=True)
+    parse = _child("--phase", "parse", "--trace-file", str(trace_file))
+    load = _child("--phase", "load", "--eval-set", str(eval_set_file))
+    evaluate = _child("--phase", "evaluate", "--trace-file", str(trace_file), "--eval-set", str(eval_set_file))
+    assert parse["spans"] == traces * SPANS_PER_TRACE, parse
+    assert evaluate["passed"] == traces, evaluate
+    for file in (trace_file, eval_set_file):
+        file.unlink()
+    return {"parse": parse, "load": load, "evaluate": evaluate}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--traces", type=int, default=100_000)
+    parser.add_argument("--traces", type=int, default=5_000, help="N: measured at N and 2N traces")
     parser.add_argument("--dir", type=Path, default=None, help="where to write the files (a temp dir)")
-    parser.add_argument("--phase", choices=("parse", "evaluate"), help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=("parse", "load", "evaluate"), help=argparse.SUPPRESS)
     parser.add_argument("--trace-file", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--eval-set", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase == "parse":
         print(json.dumps(phase_parse(args.trace_file)))
+        return
+    if args.phase == "load":
+        print(json.dumps(phase_load(args.eval_set)))
         return
     if args.phase == "evaluate":
         print(json.dumps(phase_evaluate(args.trace_file, args.eval_set)))
@@ -165,29 +216,28 @@ def main() -> None:
 
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="agenteval-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    trace_file, eval_set_file = workdir / "traces.jsonl", workdir / "bench.evalset.json"
-    started = time.perf_counter()
-    generate(trace_file, args.traces)
-    eval_set_for(eval_set_file, args.traces)
-    size_mib = trace_file.stat().st_size / 2**20
-    print(f"generated {args.traces:,} traces ({args.traces * SPANS_PER_TRACE:,} spans, "
-          f"{size_mib:,.0f} MiB) in {time.perf_counter() - started:.1f} s: {trace_file}")
-    parse = _child("--phase", "parse", "--trace-file", str(trace_file))
-    evaluate = _child("--phase", "evaluate", "--trace-file", str(trace_file), "--eval-set", str(eval_set_file))
-    assert parse["spans"] == args.traces * SPANS_PER_TRACE, parse
-    assert evaluate["passed"] == args.traces, evaluate
-    rows = [
-        ("parse only", parse["seconds"], parse["peak_mib"]),
-        ("evaluate (trajectory + response)", evaluate["seconds"], evaluate["peak_mib"]),
-    ]
-    print(f"{'phase':<34}{'seconds':>10}{'traces/s':>12}{'spans/s':>12}{'peak MiB':>10}{'× parse':>9}")
-    for name, seconds, peak in rows:
-        print(f"{name:<34}{seconds:>10.1f}{args.traces / seconds:>12,.0f}"
-              f"{args.traces * SPANS_PER_TRACE / seconds:>12,.0f}{peak:>10.0f}"
-              f"{seconds / parse['seconds']:>9.2f}")
+    small, large = args.traces, 2 * args.traces
+    runs = {n: _measure(workdir, n) for n in (small, large)}
+    print(f"\n{'traces':>8}  {'phase':<34}{'CPU s':>8}{'traces/s':>10}{'peak MiB':>10}{'× parse':>9}")
+    for n, phases in runs.items():
+        for name, label in (("parse", "parse only"), ("load", "load eval set only"),
+                            ("evaluate", "evaluate (trajectory + response)")):
+            phase = phases[name]
+            print(f"{n:>8,}  {label:<34}{phase['seconds']:>8.1f}{n / phase['seconds']:>10,.0f}"
+                  f"{phase['peak_mib']:>10.0f}{phase['seconds'] / phases['parse']['seconds']:>9.2f}")
+    kib = 1024 / (large - small)
+    evaluate_slope = (runs[large]["evaluate"]["peak_mib"] - runs[small]["evaluate"]["peak_mib"]) * kib
+    load_slope = (runs[large]["load"]["peak_mib"] - runs[small]["load"]["peak_mib"]) * kib
+    held_slope = (runs[large]["load"]["rss_mib"] - runs[small]["load"]["rss_mib"]) * kib
+    growth = evaluate_slope - load_slope
+    ratio = max(phases["evaluate"]["seconds"] / phases["parse"]["seconds"] for phases in runs.values())
+    print(f"\neval set load: {load_slope:.1f} KB/case at peak, {held_slope:.1f} KB/case held "
+          f"(100,000 cases: ~{load_slope * 100_000 / 1024:,.0f} MiB at peak)")
+    print(f"peak memory growth per case beyond the eval set: {growth:.2f} KB "
+          f"(target ≤ {GROWTH_TARGET_KB:.0f} KB): {_mark(growth <= GROWTH_TARGET_KB)}")
+    print(f"evaluate / parse CPU time: {ratio:.2f}× (target ≤ {RATIO_TARGET:.0f}×): "
+          f"{_mark(ratio <= RATIO_TARGET)}")
     if args.dir is None:
-        for file in (trace_file, eval_set_file):
-            file.unlink()
         os.rmdir(workdir)
 
 

@@ -1,10 +1,12 @@
 """Offline evaluation: score eval cases against runs recorded earlier, from trace files, a Jaeger
 query, or trajectories you already have.
 
-The source is streamed: trace files are read span by span and assembled trace by trace, and
-each run is matched to its case as it arrives; only the run kept for each case is held until the
-stream ends (the most recent one, or every one with ``runs="all"``), so memory stays bounded by
-the open traces and one run per case. A run is matched by, in this order: its
+The source is streamed: trace files are read span by span and assembled trace by trace, each
+run is matched to its case as it arrives and scored once it is complete (a multi-turn
+conversation once it has been idle a while), and only its slim result is kept (a newer run of
+the case scores again and replaces it; with ``runs="all"`` each run joins the case's repeated
+runs). Memory stays bounded by the open traces and conversations and a few hundred bytes per
+case. A run is matched by, in this order: its
 ``agenteval.eval_id`` (runs made by ``evaluate``), its conversation id equal to a case's
 ``session_input.thread_id``, or its first user message. A multi-turn case takes the whole
 conversation (the turns sharing the matched run's conversation id), turn by turn in time order.
@@ -13,6 +15,7 @@ A case with no match is reported as errored, never dropped.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import itertools
 import logging
@@ -21,12 +24,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, NamedTuple, Union
 
+from agenteval_otel.evaluation.case_results import CaseResults, Entry, ResultCodec
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
-from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
+from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport, SummaryTally
 from agenteval_otel.evaluation.scoring import (
     DEFAULT_CRITERION_TIMEOUT_S,
     Scorer,
@@ -52,58 +56,78 @@ UNMATCHED = "unmatched: no trace found with this eval_id, thread_id or first use
 def _norm(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
-@dataclass
+@dataclass(eq=False, slots=True)
 class _Run:
-    """The turns of one run of a case, as they arrive; ``order`` is its arrival number."""
+    """The turns of one run of a case, as they arrive (let go once it is scored); ``order`` is
+    its arrival number, ``start_ns`` the earliest start of its turns seen so far."""
 
     key: str | None
     turns: list[Trajectory]
     order: int
+    start_ns: int | None = None
+    extra_repeats: int = 0
+    """Once finished: the repeats it held beyond the one scored (latest only)."""
+
+    def __post_init__(self) -> None:
+        self.start_ns = min((t.start_ns for t in self.turns if t.start_ns is not None), default=None)
+
+    def add(self, turn: Trajectory) -> None:
+        """One more turn of this run."""
+        self.turns.append(turn)
+        if turn.start_ns is not None and (self.start_ns is None or turn.start_ns < self.start_ns):
+            self.start_ns = turn.start_ns
 
     def is_newer_than(self, other: _Run) -> bool:
         """Whether this run started later (by its turns seen so far; by arrival when a start
         time is missing, or on a tie)."""
-        mine = min((t.start_ns for t in self.turns if t.start_ns is not None), default=None)
-        theirs = min((t.start_ns for t in other.turns if t.start_ns is not None), default=None)
+        mine, theirs = self.start_ns, other.start_ns
         if mine is None or theirs is None or mine == theirs:
             return self.order > other.order
         return mine > theirs
 
 
-@dataclass
+@dataclass(eq=False, slots=True)
 class _Slot:
-    """The runs held for one case: the latest only, or every run (``keep_all``)."""
+    """The runs of one case: the latest only (``kept``), or every run (``keep_all``)."""
 
     case: EvalCase
     keep_all: bool
-    runs: list[_Run] = field(default_factory=list)
+    kept: _Run | None = None
     offered: int = 0
     set_aside: int = 0
     keyless: _Run | None = None
     """A multi-turn case's turns that carry no conversation id, joined into one run."""
+    scored_set_aside: int = 0
+    """``set_aside`` when the case's result was last scored."""
 
     def offer(self, run: _Run) -> _Run | None:
         """Hold ``run``; the run this sets aside, if any (latest only)."""
         self.offered += 1
-        if self.keep_all or not self.runs:
-            self.runs.append(run)
+        if self.keep_all or self.kept is None:
+            self.kept = run
             return None
         self.set_aside += 1
-        if run.is_newer_than(self.runs[0]):
-            self.runs[0], run = run, self.runs[0]
-        return run
+        if not run.is_newer_than(self.kept):
+            return run
+        displaced, self.kept = self.kept, run
+        self.set_aside -= displaced.extra_repeats  # its repeats no longer count: the whole run is set aside
+        return displaced
 
-    def result(self) -> CaseRuns:
-        """The case with its runs in time order, each run's turns in time order."""
-        runs: list[list[Trajectory]] = []
-        for run in self.runs:
-            runs.extend(_split_repeats(self.case, sorted(run.turns, key=lambda t: t.start_ns or 0)))
-        runs.sort(key=lambda turns: turns[0].start_ns or 0)
-        set_aside = self.set_aside
-        if not self.keep_all and len(runs) > 1:
-            set_aside += len(runs) - 1
-            runs = runs[-1:]
-        return CaseRuns(self.case, runs, set_aside)
+    def holds(self, run: _Run) -> bool:
+        """Whether ``run`` is still to be scored or kept."""
+        return self.keep_all or self.kept is run
+
+    def repeats(self, run: _Run) -> list[list[Trajectory]]:
+        """A finished run's repeats, each its turns in time order: the last one only (counting
+        the others set aside), or all of them (``keep_all``)."""
+        runs = sorted(_split_repeats(self.case, sorted(run.turns, key=lambda t: t.start_ns or 0)),
+                      key=lambda turns: turns[0].start_ns or 0)
+        run.turns = []  # handed out: the run keeps only what decides which run is newer
+        if self.keep_all:
+            return runs
+        run.extra_repeats = len(runs) - 1
+        self.set_aside += run.extra_repeats
+        return runs[-1:]
 
 
 def _split_repeats(case: EvalCase, turns: list[Trajectory]) -> list[list[Trajectory]]:
@@ -129,26 +153,20 @@ class CaseRuns(NamedTuple):
     set_aside: int = 0
 
 
-@dataclass
 class _Index:
     """Where each run may belong: the cases by eval id, thread id and first user message."""
 
-    by_eval_id: dict[str, EvalCase]
-    by_thread: dict[str, EvalCase]
-    by_first_message: dict[str, list[EvalCase]]
-
-    @classmethod
-    def of(cls, cases: Sequence[EvalCase]) -> _Index:
-        by_first: dict[str, list[EvalCase]] = {}
+    def __init__(self, cases: Sequence[EvalCase]) -> None:
+        self.by_eval_id = {case.eval_id: case for case in cases}
+        self.by_thread = {case.session_input.thread_id: case for case in cases
+                          if case.session_input and case.session_input.thread_id}
+        self.by_first_message: dict[str, EvalCase | list[EvalCase]] = {}
         for case in cases:
             if case.conversation:
-                by_first.setdefault(_norm(case.conversation[0].user_content.get_text()), []).append(case)
-        return cls(
-            by_eval_id={case.eval_id: case for case in cases},
-            by_thread={case.session_input.thread_id: case for case in cases
-                       if case.session_input and case.session_input.thread_id},
-            by_first_message=by_first,
-        )
+                first = _norm(case.conversation[0].user_content.get_text())
+                same = self.by_first_message.setdefault(first, case)
+                if same is not case:
+                    self.by_first_message[first] = [*same, case] if isinstance(same, list) else [same, case]
 
     def case_for(self, run: Trajectory, slots: Mapping[str, _Slot]) -> EvalCase | None:
         """The case ``run`` starts, if any. Of several cases with the same first user message,
@@ -159,8 +177,14 @@ class _Index:
             case = self.by_thread.get(run.conversation_id)
             if case is not None:
                 return case
-        same_start = self.by_first_message.get(_norm(run.user_input), ())
-        return min(same_start, key=lambda c: slots[c.eval_id].offered, default=None)
+        same_start = self.by_first_message.get(_norm(run.user_input))
+        if same_start is None or isinstance(same_start, EvalCase):
+            return same_start
+
+        def offered(case: EvalCase) -> int:
+            slot = slots.get(case.eval_id)
+            return slot.offered if slot is not None else 0
+        return min(same_start, key=offered)
 
 
 RunChoice = Literal["latest", "all"]
@@ -171,63 +195,162 @@ MAX_HELD_TURNS = 50_000
 a multi-turn case; sources are not always in time order (Jaeger returns newest first)."""
 
 
+CONVERSATION_IDLE_RUNS = 10_000
+"""A multi-turn run is complete once this many runs have arrived since its last turn."""
+MAX_OPEN_CONVERSATIONS = 10_000
+"""Multi-turn runs assembled at once; past this, the one idle longest is complete."""
+
+
+class _Matcher:
+    """Matches a stream of runs to cases, and says when each run to score is complete: a
+    single-turn case's run at once, a multi-turn case's conversation when it has been idle for
+    ``idle_runs`` runs, when ``max_open`` others are assembled, or when the stream ends. A turn
+    of a conversation already complete is let go (counted in ``late_turns``)."""
+
+    def __init__(self, cases: Sequence[EvalCase], keep: RunChoice, *,
+                 idle_runs: int | None = None, max_open: int | None = None) -> None:
+        if keep not in ("latest", "all"):
+            raise ValueError(f"keep must be 'latest' or 'all', got {keep!r}")
+        self.keep_all = keep == "all"
+        self.index = _Index(cases)
+        self.slots: dict[str, _Slot] = {}
+        self.idle_runs = CONVERSATION_IDLE_RUNS if idle_runs is None else idle_runs
+        self.max_open = MAX_OPEN_CONVERSATIONS if max_open is None else max_open
+        self.late_turns = 0
+        self._hold = any(len(case.conversation) > 1 for case in cases)
+        self._held: OrderedDict[str, list[Trajectory]] = OrderedDict()
+        self._held_count = 0
+        self._conversations: dict[str, _Run] = {}
+        self._set_aside_keys: set[str] = set()
+        self._complete_keys: set[str] = set()
+        self._open: OrderedDict[_Run, tuple[_Slot, int]] = OrderedDict()
+        """Multi-turn runs being assembled: their slot and the arrival of their last turn."""
+        self._arrivals = itertools.count()
+        self._seen = 0
+
+    def slot(self, case: EvalCase) -> _Slot:
+        """The slot of ``case``, made when first needed."""
+        slot = self.slots.get(case.eval_id)
+        if slot is None:
+            slot = self.slots[case.eval_id] = _Slot(case, self.keep_all)
+        return slot
+
+    def feed(self, run: Trajectory) -> list[tuple[_Slot, _Run]]:
+        """Match the turns of ``run``; the runs complete now."""
+        self._seen += 1
+        complete = []
+        for turn in run.turns or [run]:
+            finished = self._turn(turn)
+            if finished is not None:
+                complete.append(finished)
+        while self._open:
+            oldest, (slot, last) = next(iter(self._open.items()))
+            if self._seen - last <= self.idle_runs and len(self._open) <= self.max_open:
+                break
+            complete.extend(self._complete(oldest))
+        return complete
+
+    def close(self) -> list[tuple[_Slot, _Run]]:
+        """The stream ended: every run still assembled is complete, in arrival order."""
+        complete = []
+        for run in sorted(self._open, key=lambda r: r.order):
+            complete.extend(self._complete(run))
+        return complete
+
+    def _complete(self, run: _Run) -> list[tuple[_Slot, _Run]]:
+        slot, _ = self._open.pop(run)
+        if run.key is not None and self._conversations.get(run.key) is run:
+            del self._conversations[run.key]
+            self._complete_keys.add(run.key)
+        if slot.keyless is run:
+            slot.keyless = None
+        return [(slot, run)] if slot.holds(run) else []
+
+    def _keep_open(self, slot: _Slot, run: _Run) -> None:
+        self._open[run] = (slot, self._seen)
+        self._open.move_to_end(run)
+
+    def _turn(self, turn: Trajectory) -> tuple[_Slot, _Run] | None:
+        key = turn.conversation_id
+        if key is not None and key in self._set_aside_keys:
+            return None
+        if key is not None and key in self._conversations:
+            current = self._conversations[key]
+            slot, _ = self._open[current]
+            if turn.eval_id in (None, slot.case.eval_id):
+                current.add(turn)
+                self._keep_open(slot, current)
+                return None
+        if key is not None and key in self._complete_keys:
+            self.late_turns += 1
+            return None
+        found = self.index.case_for(turn, self.slots)
+        if found is None:
+            if self._hold and key is not None:
+                self._held.setdefault(key, []).append(turn)
+                self._held.move_to_end(key)
+                self._held_count += 1
+                while self._held_count > MAX_HELD_TURNS:
+                    self._held_count -= len(self._held.popitem(last=False)[1])
+            return None
+        slot = self.slot(found)
+        multi_turn = len(found.conversation) > 1
+        if multi_turn and key is None:
+            if slot.keyless is None:
+                slot.keyless = _Run(None, [turn], next(self._arrivals))
+                self._offer(slot, slot.keyless)
+                if slot.holds(slot.keyless):
+                    self._keep_open(slot, slot.keyless)
+            elif slot.holds(slot.keyless):  # else a newer run replaced it
+                slot.keyless.add(turn)
+                self._keep_open(slot, slot.keyless)
+            return None
+        earlier = self._held.pop(key, []) if key is not None else []
+        self._held_count -= len(earlier)
+        new = _Run(key, [*earlier, turn], next(self._arrivals))
+        if multi_turn and key is not None:
+            self._conversations[key] = new
+            self._keep_open(slot, new)
+        self._offer(slot, new)
+        if multi_turn or not slot.holds(new):
+            return None
+        return slot, new
+
+    def _offer(self, slot: _Slot, run: _Run) -> None:
+        displaced = slot.offer(run)
+        if displaced is None:
+            return
+        self._open.pop(displaced, None)
+        if displaced.key is not None and self._conversations.get(displaced.key) is displaced:
+            del self._conversations[displaced.key]
+            self._set_aside_keys.add(displaced.key)
+
+
 def iter_matches(
     cases: Sequence[EvalCase], runs: Iterable[Trajectory], *, keep: RunChoice = "latest"
 ) -> Iterator[CaseRuns]:
     """Each matched case with its runs, when the stream ends: the most recent run (by start
     time) with ``keep="latest"``, counting the older ones set aside, or every run with
-    ``keep="all"``. Only the kept runs of matched cases are held; runs that match nothing are
-    let go (with multi-turn cases in the set, up to ``MAX_HELD_TURNS`` of them are held a while).
+    ``keep="all"``. The kept runs of matched cases are held to the end; runs that match nothing
+    are let go (with multi-turn cases in the set, up to ``MAX_HELD_TURNS`` of them are held a
+    while). :func:`evaluate_traces` scores each run as it is complete instead.
     """
-    if keep not in ("latest", "all"):
-        raise ValueError(f"keep must be 'latest' or 'all', got {keep!r}")
-    index = _Index.of(cases)
-    slots = {case.eval_id: _Slot(case, keep_all=keep == "all") for case in cases}
-    hold = any(len(case.conversation) > 1 for case in cases)
-    held: OrderedDict[str, list[Trajectory]] = OrderedDict()
-    held_count = 0
-    conversations: dict[str, tuple[_Slot, _Run]] = {}
-    set_aside_keys: set[str] = set()
-    arrivals = itertools.count()
+    matcher = _Matcher(cases, keep)
+    found: dict[str, list[tuple[tuple[int, int, int], list[Trajectory]]]] = {}
+
+    def collect(complete: list[tuple[_Slot, _Run]]) -> None:
+        for slot, run in complete:
+            repeats = [((turns[0].start_ns or 0, run.order, i), turns) for i, turns in enumerate(slot.repeats(run))]
+            found[slot.case.eval_id] = [*found.get(slot.case.eval_id, []), *repeats] if slot.keep_all else repeats
+
     for run in runs:
-        for turn in run.turns or [run]:
-            key = turn.conversation_id
-            if key is not None and key in set_aside_keys:
-                continue
-            if key is not None and key in conversations:
-                slot, current = conversations[key]
-                if turn.eval_id in (None, slot.case.eval_id):
-                    current.turns.append(turn)
-                    continue
-            found = index.case_for(turn, slots)
-            if found is None:
-                if hold and key is not None:
-                    held.setdefault(key, []).append(turn)
-                    held.move_to_end(key)
-                    held_count += 1
-                    while held_count > MAX_HELD_TURNS:
-                        held_count -= len(held.popitem(last=False)[1])
-                continue
-            slot = slots[found.eval_id]
-            if len(found.conversation) > 1 and key is None:
-                if slot.keyless is None:
-                    slot.keyless = _Run(None, [turn], next(arrivals))
-                    slot.offer(slot.keyless)
-                elif any(kept is slot.keyless for kept in slot.runs):  # else a newer run replaced it
-                    slot.keyless.turns.append(turn)
-                continue
-            earlier = held.pop(key, []) if key is not None else []
-            held_count -= len(earlier)
-            new = _Run(key, [*earlier, turn], next(arrivals))
-            if len(found.conversation) > 1 and key is not None:
-                conversations[key] = (slot, new)
-            displaced = slot.offer(new)
-            if displaced is not None and displaced.key is not None and displaced.key in conversations:
-                del conversations[displaced.key]
-                set_aside_keys.add(displaced.key)
-    for slot in slots.values():
-        if slot.runs:
-            yield slot.result()
+        collect(matcher.feed(run))
+    collect(matcher.close())
+    for case in cases:
+        if case.eval_id in found:
+            ordered = sorted(found[case.eval_id], key=lambda item: item[0])
+            yield CaseRuns(case, [turns for _, turns in ordered], matcher.slots[case.eval_id].set_aside)
+
 
 def _runs(
     source: TraceSource, logs: Sequence[PathLike] = (), readers: Sequence[Reader] | None = None
@@ -264,6 +387,64 @@ _FULL_COLLECTION_EVERY = 1000
 """Generation-1 collections between full ones during an offline run (CPython's default: 10)."""
 
 
+MAX_KEPT_TRAJECTORIES = 200
+"""Results kept whole, with their actual trajectory, by default: the first failed or errored
+cases (every other result is held slim, see :mod:`~agenteval_otel.evaluation.case_results`)."""
+
+
+class _Results:
+    """The results of an offline run as they are scored, replaced when a newer run of a case is:
+    each held slim and compressed unless ``keep`` says whole, counted in the summary as they come."""
+
+    def __init__(self, eval_set: EvalSet, keep: bool | None) -> None:
+        self.positions = {case.eval_id: i for i, case in enumerate(eval_set.eval_cases)}
+        self.keep = keep
+        self.kept = 0
+        self.codec = ResultCodec()
+        self.tally = SummaryTally()
+        self.entries: dict[str, Entry] = {}
+        self.runs: dict[str, list[tuple[tuple[int, int, int], Entry]]] = {}
+        """With every run scored: each case's runs so far, in time order."""
+
+    def _entry(self, result: EvalCaseResult) -> Entry:
+        whole = self.keep or (self.keep is None and result.status != "passed"
+                              and self.kept < MAX_KEPT_TRAJECTORIES)
+        self.kept += bool(whole)
+        return result if whole else self.codec.encode(result)
+
+    def _result(self, entry: Entry) -> EvalCaseResult:
+        return self.codec.decode(entry) if isinstance(entry, bytes) else entry
+
+    def put(self, result: EvalCaseResult) -> None:
+        """``result`` is its case's result now (replacing an earlier one)."""
+        old = self.entries.get(result.eval_id)
+        if old is not None:
+            self.tally.remove(self._result(old))
+            self.kept -= not isinstance(old, bytes)
+        self.tally.add(result, self.positions[result.eval_id])
+        self.entries[result.eval_id] = self._entry(result)
+
+    def with_run(self, eval_id: str, order: tuple[int, int, int], run: EvalCaseResult) -> EvalCaseResult:
+        """Every run of the case so far with ``run`` among them, aggregated."""
+        runs = self.runs.setdefault(eval_id, [])
+        bisect.insort(runs, (order, self.codec.encode(run)), key=lambda item: item[0])
+        return aggregate_runs([run if o == order else self._result(e) for o, e in runs])
+
+    def set_aside(self, eval_id: str, count: int) -> None:
+        """The case's result counts ``count`` older runs set aside."""
+        self.put(self._result(self.entries[eval_id]).model_copy(update={"set_aside_runs": count}))
+
+    def report(self, eval_set: EvalSet, done: Mapping[str, EvalCaseResult]) -> CaseResults:
+        """Every case's result in eval-set order (``done`` ones as they are)."""
+        results = CaseResults(codec=self.codec)
+        for case in eval_set.eval_cases:
+            if case.eval_id in done:
+                results.append(done[case.eval_id])
+            else:
+                results.append_entry(case.eval_id, self.entries[case.eval_id])
+        return results
+
+
 async def aevaluate_traces(
     eval_set: EvalSet,
     source: TraceSource,
@@ -275,6 +456,7 @@ async def aevaluate_traces(
     runs: RunChoice = "latest",
     logs: Sequence[PathLike] = (),
     readers: Sequence[Reader] | None = None,
+    keep_trajectories: bool | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`).
 
@@ -285,34 +467,52 @@ async def aevaluate_traces(
     config = config if config is not None else EvalConfig.default_for(eval_set)
     scorer = Scorer(config, criterion_timeout_s=criterion_timeout_s)
     results_stage = SinkGroup(sinks)
-    scored: dict[str, EvalCaseResult] = dict(done or {})
-    pending = [case for case in eval_set.eval_cases if case.eval_id not in scored]
-    set_aside = 0
-    with _rare_full_collections():
-        for case, case_runs, older in iter_matches(pending, _runs(source, logs, readers), keep=runs):
-            results = []
-            for turns in case_runs:
-                one = await scorer.score_case(
-                    case, turns, missing_turns_reason="the matched conversation has fewer turns")
-                one.metrics["matched_turns"] = float(len(turns))
-                results.append(one)
-            result = aggregate_runs(results)
-            result.set_aside_runs = older
-            set_aside += older
-            scored[case.eval_id] = result
+    done = dict(done or {})
+    pending = [case for case in eval_set.eval_cases if case.eval_id not in done]
+    matcher = _Matcher(pending, runs)
+    held = _Results(eval_set, keep_trajectories)
+
+    async def score(slot: _Slot, run: _Run) -> None:
+        case = slot.case
+        for number, turns in enumerate(slot.repeats(run)):
+            result = await scorer.score_case(
+                case, turns, missing_turns_reason="the matched conversation has fewer turns")
+            result.metrics["matched_turns"] = float(len(turns))
+            if slot.keep_all:
+                result = held.with_run(case.eval_id, (turns[0].start_ns or 0, run.order, number), result)
+            result.set_aside_runs = slot.scored_set_aside = slot.set_aside
+            held.put(result)
             results_stage.submit(result)
+
+    with _rare_full_collections():
+        for trajectory in _runs(source, logs, readers):
+            for slot, run in matcher.feed(trajectory):
+                await score(slot, run)
+        for slot, run in matcher.close():
+            await score(slot, run)
+    set_aside = 0
+    for eval_id, slot in matcher.slots.items():
+        set_aside += slot.set_aside
+        if slot.set_aside != slot.scored_set_aside and eval_id in held.entries:
+            held.set_aside(eval_id, slot.set_aside)  # older runs found after the case was scored
     if set_aside:
         _log.warning("the traces hold several runs of some cases: scored the latest run of each "
                      "and set %d older run(s) aside (score every run with --all-runs, "
                      "or runs='all')", set_aside)
+    if matcher.late_turns:
+        _log.warning("%d turn(s) came after their conversation was scored (no new turn for %d runs "
+                     "of the stream): not scored", matcher.late_turns, matcher.idle_runs)
     for case in pending:
-        if case.eval_id not in scored:
-            scored[case.eval_id] = error_result(case, UNMATCHED)
-            results_stage.submit(scored[case.eval_id])
-    results = [scored[case.eval_id] for case in eval_set.eval_cases]
+        if case.eval_id not in held.entries:
+            unmatched = error_result(case, UNMATCHED)
+            held.put(unmatched)
+            results_stage.submit(unmatched)
+    for eval_id, result in done.items():
+        if eval_id in held.positions:
+            held.tally.add(result, held.positions[eval_id])
     report = EvalReport.from_results(
-        eval_set.eval_set_id, results, eval_set_name=eval_set.name or None,
-        config_used=config.model_dump(mode="json"),
+        eval_set.eval_set_id, held.report(eval_set, done), eval_set_name=eval_set.name or None,
+        config_used=config.model_dump(mode="json"), summary=held.tally.summary(),
         duration_seconds=time.perf_counter() - started,
     )
     results_stage.finish(report)
@@ -329,6 +529,7 @@ def evaluate_traces(
     runs: RunChoice = "latest",
     logs: Sequence[PathLike] = (),
     readers: Sequence[Reader] | None = None,
+    keep_trajectories: bool | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs recorded earlier.
 
@@ -338,13 +539,18 @@ def evaluate_traces(
     ``agenteval run`` appends to the same file), ``runs="latest"`` scores the most recent one
     and counts the older ones in the result's ``set_aside_runs`` (and a warning);
     ``runs="all"`` scores every run as repeated runs (pass@1, pass@k, pass^k in ``metrics``).
-    Each case result also goes to ``sinks`` once the source is read. ``logs``: OTLP/JSON log
+    Each run is scored as soon as it is complete (a multi-turn conversation once no new turn
+    of it has come for ``CONVERSATION_IDLE_RUNS`` runs), and its case result goes to ``sinks``
+    then (again, if a newer run of the case comes later: the last one stands). The report holds
+    each result slim, without its actual trajectory, except the first ``MAX_KEPT_TRAJECTORIES``
+    failed or errored ones (``keep_trajectories``: ``True`` keeps every trajectory, ``False``
+    none); its sinks receive whole results. ``logs``: OTLP/JSON log
     files whose records carry the spans' content (log files among the trace paths are recognised
     too); ``readers``: the convention readers (default: the installed ones, then ours). Use
     :func:`aevaluate_traces` inside an event loop.
     """
     return run_sync(
         aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s,
-                         runs=runs, logs=logs, readers=readers),
+                         runs=runs, logs=logs, readers=readers, keep_trajectories=keep_trajectories),
         "aevaluate_traces",
     )

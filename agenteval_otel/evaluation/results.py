@@ -6,17 +6,22 @@ judge that failed), *passed* when every criterion passed, and *failed* otherwise
 
 from __future__ import annotations
 
+import json
 import statistics
 import uuid
-from collections.abc import Sequence
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval_otel.errors import AgentEvalError
-from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+from agenteval_otel.evaluation.case_results import CaseResults
+from agenteval_otel.evaluation.files import read_json, validate_file_data
 from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
 
@@ -29,6 +34,7 @@ __all__ = [
     "EvalSummary",
     "InvocationResult",
     "Semantics",
+    "SummaryTally",
 ]
 
 
@@ -237,24 +243,92 @@ class EvalSummary(BaseModel):
     @classmethod
     def from_results(cls, results: Sequence[EvalCaseResult]) -> EvalSummary:
         """Summarise case results."""
-        statuses = [r.status for r in results]
-        by_criterion: dict[str, list[CriterionResult]] = {}
-        for case in results:
-            for r in case.criterion_results:
-                by_criterion.setdefault(r.criterion, []).append(r)
-        case_scores = [s for s in (r.score for r in results) if s is not None]
-        total = len(results)
-        return cls(
+        tally = SummaryTally()
+        for position, result in enumerate(results):
+            tally.add(result, position)
+        return tally.summary()
+
+
+@dataclass
+class _CriterionTally:
+    first: tuple[int, int]
+    """Where the criterion first appeared: (case position, place among the case's criteria)."""
+    semantics: Semantics
+    count: int = 0
+    passed: int = 0
+    errors: int = 0
+    scores: array[float] = field(default_factory=lambda: array("d"))
+
+    def stats(self) -> CriterionStats:
+        return CriterionStats(
+            count=self.count, passed=self.passed, errors=self.errors,
+            mean=statistics.fmean(self.scores) if self.scores else 0.0,
+            min=min(self.scores, default=0.0), max=max(self.scores, default=0.0),
+            pass_rate=self.passed / self.count if self.count else 0.0, semantics=self.semantics)
+
+
+class SummaryTally:
+    """The summary of a run kept as case results arrive, in a few counters and arrays of scores
+    (no result is held); a result can be taken back (``remove``) when a newer one replaces it.
+    ``add`` takes each case's position in the report, which orders the criteria as
+    :meth:`EvalSummary.from_results` does."""
+
+    def __init__(self) -> None:
+        self.statuses: Counter[str] = Counter()
+        self.case_scores: array[float] = array("d")
+        self.set_aside_runs = 0
+        self._criteria: dict[str, _CriterionTally] = {}
+
+    def add(self, result: EvalCaseResult, position: int) -> None:
+        """Count ``result``, the case at ``position`` in the report."""
+        self.statuses[result.status] += 1
+        self.set_aside_runs += result.set_aside_runs
+        if (score := result.score) is not None:
+            self.case_scores.append(score)
+        for place, r in enumerate(result.criterion_results):
+            tally = self._criteria.get(r.criterion)
+            if tally is None:
+                tally = self._criteria[r.criterion] = _CriterionTally((position, place), r.semantics)
+            elif (position, place) < tally.first:
+                tally.first, tally.semantics = (position, place), r.semantics
+            tally.count += 1
+            if r.error is None:
+                tally.scores.append(r.score)
+                tally.passed += r.passed
+            else:
+                tally.errors += 1
+
+    def remove(self, result: EvalCaseResult) -> None:
+        """Take back ``result``, counted earlier with :meth:`add`."""
+        self.statuses[result.status] -= 1
+        self.set_aside_runs -= result.set_aside_runs
+        if (score := result.score) is not None:
+            self.case_scores.remove(score)
+        for r in result.criterion_results:
+            tally = self._criteria[r.criterion]
+            tally.count -= 1
+            if r.error is None:
+                tally.scores.remove(r.score)
+                tally.passed -= r.passed
+            else:
+                tally.errors -= 1
+            if tally.count == 0:
+                del self._criteria[r.criterion]
+
+    def summary(self) -> EvalSummary:
+        """The summary of the results counted."""
+        total = sum(self.statuses.values())
+        passed = self.statuses["passed"]
+        ordered = sorted(self._criteria.items(), key=lambda item: item[1].first)
+        return EvalSummary(
             total_cases=total,
-            passed_cases=statuses.count("passed"),
-            failed_cases=statuses.count("failed"),
-            error_cases=statuses.count("errored"),
-            pass_rate=statuses.count("passed") / total if total else 0.0,
-            avg_score=statistics.fmean(case_scores) if case_scores else 0.0,
-            criterion_stats={
-                name: CriterionStats.from_results(rs) for name, rs in by_criterion.items()
-            },
-            set_aside_runs=sum(r.set_aside_runs for r in results),
+            passed_cases=passed,
+            failed_cases=self.statuses["failed"],
+            error_cases=self.statuses["errored"],
+            pass_rate=passed / total if total else 0.0,
+            avg_score=statistics.fmean(self.case_scores) if self.case_scores else 0.0,
+            criterion_stats={name: tally.stats() for name, tally in ordered},
+            set_aside_runs=self.set_aside_runs,
         )
 
 
@@ -266,7 +340,8 @@ class EvalReport(BaseModel):
     report_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     eval_set_id: str
     eval_set_name: str | None = None
-    results: list[EvalCaseResult] = Field(default_factory=list)
+    results: Union[CaseResults, list[EvalCaseResult]] = Field(default_factory=list, union_mode="left_to_right")
+    """The case results in eval-set order (a long offline run holds them as :class:`CaseResults`)."""
     summary: EvalSummary
     config_used: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
@@ -281,13 +356,14 @@ class EvalReport(BaseModel):
         eval_set_name: str | None = None,
         config_used: dict[str, Any] | None = None,
         duration_seconds: float = 0.0,
+        summary: EvalSummary | None = None,
     ) -> EvalReport:
-        """A report with its summary computed from ``results``."""
+        """A report with its summary computed from ``results`` (unless given)."""
         return cls(
             eval_set_id=eval_set_id,
             eval_set_name=eval_set_name,
-            results=list(results),
-            summary=EvalSummary.from_results(results),
+            results=results if isinstance(results, CaseResults) else list(results),
+            summary=summary if summary is not None else EvalSummary.from_results(results),
             config_used=dict(config_used or {}),
             duration_seconds=duration_seconds,
         )
@@ -318,12 +394,40 @@ class EvalReport(BaseModel):
         if not self.passed:
             raise AssertionError(self.failure_message())
 
-    def save(self, path: str | Path) -> Path:
-        """Write the report as JSON."""
-        return write_json(path, self.model_dump(mode="json"))
+    def save(self, path: str | Path, result_data: Callable[[EvalCaseResult], Any] | None = None) -> Path:
+        """Write the report as indented JSON, one case result at a time. ``result_data`` turns a
+        result into the JSON data written for it (default: its ``model_dump``)."""
+        file = Path(path)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with file.open("w", encoding="utf-8") as out:
+            out.writelines(self.json_chunks(result_data))
+        return file
+
+    def json_chunks(self, result_data: Callable[[EvalCaseResult], Any] | None = None) -> Iterator[str]:
+        """The report's JSON text, as ``json.dumps(indent=2)`` writes it, in pieces: one per
+        case result, so a report of any size is written without holding its whole text."""
+        data_of = result_data or (lambda result: result.model_dump(mode="json"))
+        head = self.model_dump(mode="json", exclude={"results"})
+        yield "{"
+        for number, name in enumerate(type(self).model_fields):
+            yield ("," if number else "") + f"\n  {json.dumps(name)}: "
+            if name != "results":
+                yield _indented(head[name], "  ")
+            elif not self.results:
+                yield "[]"
+            else:
+                for index, result in enumerate(self.results):
+                    yield ("[\n    " if index == 0 else ",\n    ") + _indented(data_of(result), "    ")
+                yield "\n  ]"
+        yield "\n}\n"
 
     @classmethod
     def load(cls, path: str | Path) -> EvalReport:
         """Read a report written by :meth:`save`."""
         file = Path(path)
         return validate_file_data(cls, read_json(file, AgentEvalError), file, AgentEvalError)
+
+
+def _indented(data: Any, indent: str) -> str:
+    """``data`` as indented JSON, its lines after the first indented by ``indent`` more."""
+    return json.dumps(data, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)

@@ -345,3 +345,75 @@ def test_adk_eval_set_without_config_uses_adks_default_criteria(
     console.print(criteria_table(report))
     rows = [line for line in console.export_text().splitlines() if "_score" in line]
     assert len(rows) == 2 and all("│ adk " in row for row in rows)  # which rules scored each
+
+
+# --- memory: results scored as runs complete, held slim ----------------------------------------
+
+def _paris_cases(count: int) -> EvalSet:
+    return EvalSet(eval_set_id="s", eval_cases=[
+        EvalCase.single_turn(f"Weather in city {i}?", "Sunny", eval_id=f"c{i}") for i in range(count)])
+
+
+def _stream(trajectories: list[Trajectory], consumed: list[int]):  # type: ignore[no-untyped-def]
+    for trajectory in trajectories:
+        consumed[0] += 1
+        yield trajectory
+
+
+def test_single_turn_runs_are_scored_as_they_arrive_and_held_slim() -> None:
+    from agenteval_otel.evaluation.sinks import CallbackSink
+    from agenteval_otel.trajectory.steps import TrajectoryStep
+
+    runs = [Trajectory(steps=[TrajectoryStep.message("assistant", "Sunny")], user_input=f"Weather in city {i}?",
+                       final_response="Sunny" if i else "Rain", trace_ids=[f"t{i}"], start_ns=i)
+            for i in range(3)]
+    consumed = [0]
+    seen: list[tuple[str, int]] = []
+    sink = CallbackSink(lambda result: seen.append((result.eval_id, consumed[0])))
+    report = evaluate_traces(_paris_cases(3), _stream(runs, consumed), sinks=[sink])
+    assert seen == [("c0", 1), ("c1", 2), ("c2", 3)]  # each scored before the next run was read
+    failed, passed = report.results[0], report.results[1]
+    assert failed.status == "failed" and failed.actual_trajectory  # failures keep their evidence
+    assert passed.status == "passed" and not passed.actual_trajectory
+    assert passed.invocation_results[0].actual_response == "Sunny"
+    kept = evaluate_traces(_paris_cases(3), runs, keep_trajectories=True)
+    assert all(result.actual_trajectory for result in kept.results)
+    assert kept.summary == report.summary
+
+
+def test_multi_turn_conversations_are_scored_once_idle(monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    import agenteval_otel.evaluation.offline as offline
+    from agenteval_otel.evaluation.sinks import CallbackSink
+
+    monkeypatch.setattr(offline, "CONVERSATION_IDLE_RUNS", 1)
+    case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat")
+    others = _paris_cases(3).eval_cases
+    stream = [Trajectory(conversation_id="k", user_input="Hi", final_response="Hello", start_ns=1),
+              Trajectory(conversation_id="k", user_input="Weather?", final_response="Sunny", start_ns=2),
+              *(Trajectory(user_input=f"Weather in city {i}?", final_response="Sunny", start_ns=3 + i)
+                for i in range(3)),
+              Trajectory(conversation_id="k", user_input="Late?", final_response="x", start_ns=9)]
+    consumed = [0]
+    seen: dict[str, int] = {}
+    sink = CallbackSink(lambda result: seen.setdefault(result.eval_id, consumed[0]))
+    report = evaluate_traces(EvalSet(eval_set_id="s", eval_cases=[case, *others]),
+                             _stream(stream, consumed), sinks=[sink])
+    assert seen["chat"] == 4  # two runs after its last turn, not at the end of the stream
+    report.assert_passed()
+    assert "1 turn(s) came after their conversation was scored" in caplog.text
+
+
+def test_an_older_run_found_after_the_latest_was_scored_is_set_aside(tmp_path: Path) -> None:
+    from agenteval_otel.reports.writers import ReportFile
+    from agenteval_otel.trajectory.steps import TrajectoryStep
+
+    new = Trajectory(steps=[TrajectoryStep.message("assistant", "bad")], eval_id="c", user_input="q",
+                     final_response="bad", trace_ids=["new"], start_ns=20)
+    old = Trajectory(eval_id="c", user_input="q", final_response="good", trace_ids=["old"], start_ns=10)
+    eval_set = EvalSet(eval_set_id="s", eval_cases=[EvalCase.single_turn("q", "good", eval_id="c")])
+    report = evaluate_traces(eval_set, [new, old], sinks=[ReportFile(tmp_path / "r.json", "json")])
+    (result,) = report.results
+    assert (result.actual_response, result.set_aside_runs, report.summary.set_aside_runs) == ("bad", 1, 1)
+    saved = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert saved["set_aside_runs"] == 1 and saved["actual_trajectory"][0]["name"] == "assistant"
