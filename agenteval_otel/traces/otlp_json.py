@@ -24,6 +24,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from sys import intern
 from typing import IO, Any
 
 import orjson
@@ -267,6 +268,11 @@ def _fast_value(value: Any) -> Any:
     raise _OffFastPath
 
 
+_SHORT = 48
+"""Attribute keys, span names and string values up to this length are interned: one string for
+all the spans that repeat them (``gen_ai.operation.name``, ``chat``, a tool's name ...)."""
+
+
 def _fast_attributes(items: Any) -> dict[str, Any]:
     if not items:
         return {}
@@ -281,9 +287,9 @@ def _fast_attributes(items: Any) -> dict[str, Any]:
         if type(value) is dict and len(value) == 1:
             text = value.get("stringValue")
             if type(text) is str:
-                decoded[key] = text
+                decoded[intern(key)] = intern(text) if len(text) <= _SHORT else text
                 continue
-        decoded[key] = _fast_value(value)
+        decoded[intern(key)] = _fast_value(value)
     return decoded
 
 
@@ -355,7 +361,7 @@ def _fast_records(doc: dict[str, Any]) -> list[SpanRecord]:
                     trace_id,
                     span_id,
                     _fast_id(parent, 16, span_ids) if parent else None,
-                    name,
+                    intern(name) if len(name) <= _SHORT else name,
                     kind,
                     start,
                     end or start,

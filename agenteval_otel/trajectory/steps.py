@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agenteval_otel.trajectory._unchecked import unchecked
+from agenteval_otel.trajectory._unchecked import blank_fields, from_fields
 
 __all__ = ["StepType", "TrajectoryStep"]
 
@@ -114,8 +114,16 @@ def unchecked_step(
 ) -> TrajectoryStep:
     """A step built without validation, from values of the declared types (trace assembly's
     fast path: a million steps are not checked field by field)."""
-    return unchecked(TrajectoryStep, {
-        "step_type": step_type, "name": name, "args": args, "result": result, "timestamp": timestamp,
-        "call_id": call_id, "error": error, "duration_ms": duration_ms, "span_id": span_id,
-        "trace_id": trace_id, "metadata": metadata,
-    })
+    fields = blank_fields(TrajectoryStep)
+    fields["step_type"] = step_type
+    fields["name"] = name
+    fields["args"] = args
+    fields["result"] = result
+    fields["timestamp"] = timestamp
+    fields["call_id"] = call_id
+    fields["error"] = error
+    fields["duration_ms"] = duration_ms
+    fields["span_id"] = span_id
+    fields["trace_id"] = trace_id
+    fields["metadata"] = metadata
+    return from_fields(TrajectoryStep, fields)

@@ -8,6 +8,7 @@ outputs, whichever way a producer wrote them.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -129,6 +130,25 @@ def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
     return None
 
 
+_FEW_KEYS = 24
+_last_sorted: tuple[Any, list[str]] = (None, [])
+
+
+def _keys_under(attributes: Mapping[str, Any], head: str) -> list[str]:
+    """The keys starting with ``head`` (which ends with a dot), found by bisecting the sorted
+    keys of the last mapping asked about: a span's readers ask about one span's attributes for
+    several prefixes in a row."""
+    global _last_sorted
+    owner, keys = _last_sorted
+    if owner is not attributes:
+        try:
+            keys = sorted(attributes)
+        except TypeError:  # keys of several types
+            return [key for key in attributes if isinstance(key, str) and key.startswith(head)]
+        _last_sorted = (attributes, keys)
+    return keys[bisect_left(keys, head) : bisect_left(keys, head[:-1] + "/")]
+
+
 def flattened_list(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     """A list flattened into indexed keys, back as a list of ``{suffix: value}`` dicts.
 
@@ -136,7 +156,9 @@ def flattened_list(attributes: Mapping[str, Any], prefix: str) -> list[dict[str,
     [{'role': 'user'}, {'role': 'tool', 'id': 'c1'}]
     """
     head = prefix + "."
-    keys = [key for key in attributes if key.startswith(head)]
+    keys = _keys_under(attributes, head) if len(attributes) > _FEW_KEYS else [
+        key for key in attributes if key.startswith(head)
+    ]
     if not keys:
         return []
     items: dict[int, dict[str, Any]] = {}
