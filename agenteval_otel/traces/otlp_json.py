@@ -268,7 +268,7 @@ def _fast_value(value: Any) -> Any:
     raise _OffFastPath
 
 
-_SHORT = 48
+_SHORT = 32
 """Attribute keys, span names and string values up to this length are interned: one string for
 all the spans that repeat them (``gen_ai.operation.name``, ``chat``, a tool's name ...)."""
 

@@ -195,7 +195,7 @@ class _SpanReader:
         primary: SpanReading | None = None
         for reader in self._choose(record):
             if reader is read_span_name and primary is not None and (
-                primary.role is not SpanRole.TOOL or primary.error is not None
+                primary.role is not SpanRole.TOOL or primary.error is not None or record.error is None
             ):
                 continue  # a name reading adds nothing to a reading of the span's content but a tool's error
             try:
