@@ -10,7 +10,7 @@ One call asks for one answer of a given shape (a pydantic model):
 - retries on HTTP 429 and 5xx only, honouring ``Retry-After``, else exponential backoff with
   jitter (the openai client's own retries are off);
 - at most ``concurrency`` requests in flight over every call made through the client (and its
-  :meth:`JudgeClient.recording` views), async or sync;
+  :meth:`JudgeClient.recording` views) in one event loop; sync calls share one loop of their own;
 - temperature 0 and a seed; ``num_samples`` answers with seeds ``seed``, ``seed + 1``, ...;
 - an optional on-disk cache, so a rerun asks the endpoint nothing;
 - a GenAI ``chat`` span per call, marked as evaluation traffic.
@@ -32,9 +32,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from types import ModuleType, TracebackType
-from typing import Any, Protocol, TypeVar
+from types import ModuleType
+from typing import Any, TypeVar
 
 from opentelemetry.trace import Tracer
 from pydantic import BaseModel
@@ -59,26 +58,6 @@ T = TypeVar("T", bound=BaseModel)
 ResponseFormat = str  # "json_schema" | "json_object" | "text"
 _FALLBACK: dict[str, str] = {"json_schema": "json_object", "json_object": "text"}
 TEMPERATURE = 0.0
-
-
-class _Gate(Protocol):
-    async def __aenter__(self) -> object: ...
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        tb: TracebackType | None) -> object: ...
-
-
-class _ThreadGate:
-    """A thread semaphore as an async context manager, for a private event loop per sync call."""
-
-    def __init__(self, semaphore: threading.BoundedSemaphore) -> None:
-        self._semaphore = semaphore
-
-    async def __aenter__(self) -> None:
-        self._semaphore.acquire()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._semaphore.release()
 
 
 def _openai() -> ModuleType:
@@ -116,6 +95,21 @@ def _format_params(response_format: str, shape: type[BaseModel]) -> dict[str, An
     return {}
 
 
+_sync_lock = threading.Lock()
+_sync_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _loop_for_sync_calls() -> asyncio.AbstractEventLoop:
+    """The event loop, in a daemon thread of its own, that runs every sync judge call."""
+    global _sync_loop
+    with _sync_lock:
+        if _sync_loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="agenteval-judge", daemon=True).start()
+            _sync_loop = loop
+        return _sync_loop
+
+
 class JudgeClient:
     """Asks an OpenAI-compatible endpoint for structured judgements (see the module docstring).
 
@@ -136,10 +130,9 @@ class JudgeClient:
         self._tracer = tracer
         self._content_policy = content_policy
         self._formats: dict[str, str] = {}  # model -> the response format its server accepted
-        self._sync_gate = threading.BoundedSemaphore(self.settings.concurrency)
-        self._async_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = \
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[asyncio.Semaphore, Any]] = \
             weakref.WeakKeyDictionary()
-        self._gates_lock = threading.Lock()
+        self._lock = threading.Lock()
         self.usage = JudgeUsage()
         self.criterion: str | None = None
 
@@ -154,7 +147,7 @@ class JudgeClient:
     async def ajudge(self, messages: Sequence[dict[str, Any]], shape: type[T], *,
                      model: str | None = None, sample: int = 0) -> T:
         """One answer of ``shape`` to ``messages`` (chat messages: ``role``, ``content``)."""
-        return await self._call(messages, shape, model, sample, self._async_gate())
+        return await self._call(messages, shape, model, sample)
 
     async def asample(self, messages: Sequence[dict[str, Any]], shape: type[T], *, n: int = 1,
                       model: str | None = None) -> list[T]:
@@ -166,25 +159,24 @@ class JudgeClient:
 
     def judge(self, messages: Sequence[dict[str, Any]], shape: type[T], *,
               model: str | None = None, sample: int = 0) -> T:
-        """:meth:`ajudge` from synchronous code (in a thread of its own when an event loop runs)."""
-        def call() -> T:
-            return asyncio.run(self._call(messages, shape, model, sample, _ThreadGate(self._sync_gate)))
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return call()
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="agenteval-judge") as pool:
-            return pool.submit(call).result()
+        """:meth:`ajudge` from synchronous code (on one event loop, in a thread of its own, that
+        runs every sync call)."""
+        loop = _loop_for_sync_calls()
+        return asyncio.run_coroutine_threadsafe(self._call(messages, shape, model, sample), loop).result()
 
     # --- one call -----------------------------------------------------------------------------
-    def _async_gate(self) -> asyncio.Semaphore:
+    def _loop_state(self, openai: ModuleType) -> tuple[asyncio.Semaphore, Any]:
+        """The concurrency gate and the openai client of the running event loop (one each per
+        loop: building a client costs tens of milliseconds)."""
         loop = asyncio.get_running_loop()
-        with self._gates_lock:
-            gate = self._async_gates.get(loop)
-            if gate is None:
-                gate = self._async_gates[loop] = asyncio.Semaphore(self.settings.concurrency)
-            return gate
+        with self._lock:
+            state = self._per_loop.get(loop)
+            if state is None:
+                settings = self.settings
+                client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.key, max_retries=0,
+                                            timeout=settings.timeout_s)
+                state = self._per_loop[loop] = (asyncio.Semaphore(settings.concurrency), client)
+            return state
 
     def _not_configured(self) -> JudgeNotConfiguredError:
         return JudgeNotConfiguredError(
@@ -192,7 +184,7 @@ class JudgeClient:
             "OpenAI-compatible endpoint, or OPENAI_API_KEY for OpenAI; AGENTEVAL_JUDGE_MODEL names the model)")
 
     async def _call(self, messages: Sequence[dict[str, Any]], shape: type[T], model: str | None,
-                    sample: int, gate: _Gate) -> T:
+                    sample: int) -> T:
         if not self.settings.configured:
             raise self._not_configured()
         model_name = self.settings.model_for(model)
@@ -214,7 +206,7 @@ class JudgeClient:
                     return answer
         started = time.monotonic()
         try:
-            text = await self._request(wire_messages, shape, model_name, seed, gate)
+            text = await self._request(wire_messages, shape, model_name, seed)
             answer = parse_reply(text, shape)
         except JudgeError:
             self.usage.failures += 1
@@ -226,10 +218,11 @@ class JudgeClient:
         return answer
 
     async def _request(self, messages: list[dict[str, Any]], shape: type[BaseModel], model: str,
-                       seed: int | None, gate: _Gate) -> str:
+                       seed: int | None) -> str:
         """The answer's text, after format fallbacks and retries, within the call's deadline."""
         openai = _openai()
         settings = self.settings
+        gate, client = self._loop_state(openai)
         tracer = self._tracer() if self._tracer is not None else None
         policy = self._content_policy() if self._content_policy is not None else None
         span = start_chat_span(tracer, policy, model=model, base_url=settings.base_url or OPENAI_BASE_URL,
@@ -241,35 +234,33 @@ class JudgeClient:
         text: str | None = None
         error: BaseException | None = None
         try:
-            async with openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.key, max_retries=0,
-                                          timeout=settings.timeout_s) as client:
-                while True:
-                    params: dict[str, Any] = {"model": model, "messages": messages, "temperature": TEMPERATURE,
-                                              **_format_params(response_format, shape)}
-                    if seed is not None and response_format != "text":
-                        params["seed"] = seed
-                    attempts += 1
-                    try:
-                        response = await self._attempt(client, params, deadline, gate)
-                    except openai.BadRequestError as exc:
-                        if response_format in _FALLBACK:  # the server may not support this format
-                            response_format = self._formats[model] = _FALLBACK[response_format]
-                            continue
-                        raise self._http_error(exc, attempts) from None
-                    except openai.APIStatusError as exc:
-                        if not retryable(exc.status_code) or retries >= settings.max_retries:
-                            raise self._http_error(exc, attempts) from None
-                        wait = retry_after(exc.response.headers)
-                        wait = wait if wait is not None else backoff(
-                            retries, base_s=settings.backoff_s, max_s=settings.max_backoff_s)
-                        if wait >= deadline.remaining():
-                            raise self._timeout(f"; it answered HTTP {exc.status_code} and a retry after "
-                                                f"{wait:.2g} s would pass the deadline") from None
-                        retries += 1
-                        self.usage.retries += 1
-                        await asyncio.sleep(wait)
+            while True:
+                params: dict[str, Any] = {"model": model, "messages": messages, "temperature": TEMPERATURE,
+                                          **_format_params(response_format, shape)}
+                if seed is not None and response_format != "text":
+                    params["seed"] = seed
+                attempts += 1
+                try:
+                    response = await self._attempt(client, params, deadline, gate)
+                except openai.BadRequestError as exc:
+                    if response_format in _FALLBACK:  # the server may not support this format
+                        response_format = self._formats[model] = _FALLBACK[response_format]
                         continue
-                    break
+                    raise self._http_error(exc, attempts) from None
+                except openai.APIStatusError as exc:
+                    if not retryable(exc.status_code) or retries >= settings.max_retries:
+                        raise self._http_error(exc, attempts) from None
+                    wait = retry_after(exc.response.headers)
+                    wait = wait if wait is not None else backoff(
+                        retries, base_s=settings.backoff_s, max_s=settings.max_backoff_s)
+                    if wait >= deadline.remaining():
+                        raise self._timeout(f"; it answered HTTP {exc.status_code} and a retry after "
+                                            f"{wait:.2g} s would pass the deadline") from None
+                    retries += 1
+                    self.usage.retries += 1
+                    await asyncio.sleep(wait)
+                    continue
+                break
             self.usage.calls += 1
             text = self._read(response)
             return text
@@ -292,7 +283,8 @@ class JudgeClient:
             end_chat_span(span, policy, response=response, text=text, attempts=attempts,
                           response_format=response_format, error=error, redact=settings.redact)
 
-    async def _attempt(self, client: Any, params: dict[str, Any], deadline: Deadline, gate: _Gate) -> Any:
+    async def _attempt(self, client: Any, params: dict[str, Any], deadline: Deadline,
+                       gate: asyncio.Semaphore) -> Any:
         queued = time.monotonic()
         async with gate:
             deadline.extend(time.monotonic() - queued)  # waiting for a turn is not the judge's time
