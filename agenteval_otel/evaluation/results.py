@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval_otel.errors import AgentEvalError
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+from agenteval_otel.judge.usage import JudgeUsage
 from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
 
@@ -75,6 +76,7 @@ class CriterionResult(BaseModel):
     error: str | None = None
     error_type: str | None = None
     traceback: str | None = None
+    judge_usage: JudgeUsage | None = None
 
     @property
     def shortfall(self) -> str:
@@ -233,6 +235,13 @@ class EvalSummary(BaseModel):
     criterion_stats: dict[str, CriterionStats] = Field(default_factory=dict)
     set_aside_runs: int = 0
     """Offline: older runs found in the traces and not scored, over all cases."""
+    judge_usage: dict[str, JudgeUsage] = Field(default_factory=dict)
+    """Per LLM-judged criterion: judge calls, cache hits, retries, failures, tokens and time."""
+
+    @property
+    def judge_total(self) -> JudgeUsage | None:
+        """The judge's work over every criterion; ``None`` when no judge was asked."""
+        return JudgeUsage.total(self.judge_usage.values())
 
     @classmethod
     def from_results(cls, results: Sequence[EvalCaseResult]) -> EvalSummary:
@@ -255,6 +264,10 @@ class EvalSummary(BaseModel):
                 name: CriterionStats.from_results(rs) for name, rs in by_criterion.items()
             },
             set_aside_runs=sum(r.set_aside_runs for r in results),
+            judge_usage={
+                name: usage for name, rs in by_criterion.items()
+                if (usage := JudgeUsage.total(r.judge_usage for r in rs)) is not None
+            },
         )
 
 

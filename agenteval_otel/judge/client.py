@@ -180,7 +180,7 @@ class JudgeClient:
 
     def _not_configured(self) -> JudgeNotConfiguredError:
         return JudgeNotConfiguredError(
-            "the LLM judge did not run: no judge is configured (set AGENTEVAL_JUDGE_BASE_URL to an "
+            "the LLM judge did not run: no LLM judge is configured (set AGENTEVAL_JUDGE_BASE_URL to an "
             "OpenAI-compatible endpoint, or OPENAI_API_KEY for OpenAI; AGENTEVAL_JUDGE_MODEL names the model)")
 
     async def _call(self, messages: Sequence[dict[str, Any]], shape: type[T], model: str | None,

@@ -114,7 +114,7 @@ def test_an_unreachable_endpoint_is_named() -> None:
 
 
 def test_no_endpoint_and_no_key_is_not_configured() -> None:
-    with pytest.raises(JudgeNotConfiguredError, match="no judge is configured"):
+    with pytest.raises(JudgeNotConfiguredError, match="no LLM judge is configured"):
         JudgeClient(JudgeSettings()).judge(MESSAGES, Verdict)
 
 
