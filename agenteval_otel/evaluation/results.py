@@ -29,6 +29,7 @@ __all__ = [
     "EvalReport",
     "EvalSummary",
     "InvocationResult",
+    "JudgeUsage",
     "Semantics",
 ]
 
@@ -82,6 +83,11 @@ class CriterionResult(BaseModel):
     def shortfall(self) -> str:
         """``trajectory_match scored 0.50 < threshold 0.80``: how a failed result fell short."""
         return f"{self.criterion} scored {self.score:.2f} < threshold {self.threshold:.2f}"
+
+    @property
+    def judge_error(self) -> bool:
+        """Whether it errored because the LLM judge did not give a verdict."""
+        return self.error is not None and (self.error_type or "").startswith("Judge")
 
     @property
     def explanation(self) -> str:
@@ -237,6 +243,9 @@ class EvalSummary(BaseModel):
     """Offline: older runs found in the traces and not scored, over all cases."""
     judge_usage: dict[str, JudgeUsage] = Field(default_factory=dict)
     """Per LLM-judged criterion: judge calls, cache hits, retries, failures, tokens and time."""
+    judge_errors: int = 0
+    """Criterion results (per case) the LLM judge did not score: not configured, unreachable,
+    timed out, or its answer unusable."""
 
     @property
     def judge_total(self) -> JudgeUsage | None:
@@ -268,6 +277,7 @@ class EvalSummary(BaseModel):
                 name: usage for name, rs in by_criterion.items()
                 if (usage := JudgeUsage.total(r.judge_usage for r in rs)) is not None
             },
+            judge_errors=sum(1 for rs in by_criterion.values() for r in rs if r.judge_error),
         )
 
 

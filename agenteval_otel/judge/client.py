@@ -296,7 +296,7 @@ class JudgeClient:
     def _read(self, response: Any) -> str:
         choices = getattr(response, "choices", None) or []
         if not choices:
-            raise JudgeOutputError("the judge's answer could not be read: it has no choices")
+            raise JudgeOutputError("the LLM judge gave no usable verdict: its answer has no choices")
         usage = getattr(response, "usage", None)
         if usage is not None:
             self.usage.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)

@@ -87,4 +87,5 @@ def parse_reply(text: str, shape: type[T]) -> T:
                 return shape.model_validate(data)
             except ValidationError:
                 pass
-    raise JudgeOutputError(f"the judge's answer could not be read ({problem}): {_preview(text)!r}")
+    raise JudgeOutputError(f"the LLM judge gave no usable verdict: its answer could not be read ({problem}): "
+                           f"{_preview(text)!r}")

@@ -81,7 +81,7 @@ def on_scale(value: float, low: float, high: float, what: str) -> tuple[float, b
     ``JudgeOutputError`` when it is further outside the scale than the slack allows."""
     width = high - low
     if not (low - SCALE_SLACK * width <= value <= high + SCALE_SLACK * width):
-        raise JudgeOutputError(f"the judge's answer is out of range: {what} {value:g} is outside "
+        raise JudgeOutputError(f"the LLM judge gave no usable verdict: its {what} {value:g} is outside "
                                f"[{low:g}, {high:g}]")
     clamped = min(high, max(low, value))
     return (clamped - low) / width, clamped != value

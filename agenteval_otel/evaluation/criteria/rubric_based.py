@@ -69,8 +69,8 @@ def _per_rubric(rubrics: list[Rubric], verdict: RubricVerdict) -> list[tuple[flo
     for rubric in rubrics:
         answer = given.get(rubric.name.strip().casefold())
         if answer is None:
-            raise JudgeOutputError(f"the judge's answer could not be read: it gives no score for rubric "
-                                   f"{rubric.name!r}")
+            raise JudgeOutputError(f"the LLM judge gave no usable verdict: its answer gives no score for "
+                                   f"rubric {rubric.name!r}")
         low, high = scale_of(rubric)
         normalised, clamped = on_scale(answer.score, low, high, f"rubric {rubric.name!r} score")
         out.append((answer.score, normalised, clamped, answer.reason))
