@@ -58,7 +58,7 @@ class JudgeUnavailableError(JudgeError):
     """The judge endpoint could not be reached, or answered with an HTTP error (after retries)."""
 
 
-class JudgeTimeoutError(JudgeError, TimeoutError):
+class JudgeTimeoutError(JudgeError):
     """The judge did not answer within the call's deadline."""
 
 
