@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import pickle
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.errors import (
+    ConfigError,
     JudgeNotConfiguredError,
     JudgeOutputError,
     JudgeTimeoutError,
@@ -111,6 +113,22 @@ def test_an_unreachable_endpoint_is_named() -> None:
         url = server.url
     with pytest.raises(JudgeUnavailableError, match=r"could not reach the judge endpoint http://127.0.0.1"):
         _client(url).judge(MESSAGES, Verdict)
+
+
+def test_without_the_openai_package_the_judge_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if it were not installed
+    with pytest.raises(JudgeNotConfiguredError, match=r"openai package is not installed .*\[judge\]"):
+        JudgeClient(JudgeSettings(base_url="http://127.0.0.1:9/v1")).judge(MESSAGES, Verdict)
+
+
+def test_settings_come_from_the_environment_and_a_bad_number_is_named() -> None:
+    settings = JudgeSettings.from_env({"OPENAI_API_KEY": "sk-x", "OPENAI_BASE_URL": "http://gw/v1",
+                                       "AGENTEVAL_JUDGE_BASE_URL": "http://local:8000/v1",
+                                       "AGENTEVAL_JUDGE_CONCURRENCY": "2", "AGENTEVAL_JUDGE_CACHE": "c"})
+    assert (settings.base_url, settings.api_key, settings.concurrency, settings.cache_dir) == (
+        "http://local:8000/v1", "sk-x", 2, "c")
+    with pytest.raises(ConfigError, match="AGENTEVAL_JUDGE_MAX_RETRIES='many': expected an integer"):
+        JudgeSettings.from_env({"AGENTEVAL_JUDGE_MAX_RETRIES": "many"})
 
 
 def test_no_endpoint_and_no_key_is_not_configured() -> None:
@@ -246,3 +264,17 @@ class TestAnswersAreDataNeverCode:
             entry.write_bytes(pickle.dumps({"text": '{"score": 1.0}'}))
             assert _client(server.url, tmp_path).judge(MESSAGES, Verdict).score == 0.3
         assert server.count == 2
+
+
+def test_importing_the_judge_and_the_evaluation_loads_no_openai() -> None:
+    import subprocess
+
+    from tests.conftest import REPO_ROOT
+
+    code = ("import sys, agenteval_otel.evaluation, agenteval_otel.judge\n"
+            "from agenteval_otel.evaluation.scoring import Scorer\n"
+            "from agenteval_otel.judge import JudgeClient, JudgeSettings\n"
+            "JudgeClient(JudgeSettings(base_url='http://127.0.0.1:9/v1'))\n"
+            "print('openai' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
