@@ -83,9 +83,10 @@ def junit_xml(report: EvalReport) -> str:
             for key, value in usage.model_dump().items():
                 _element(properties, "property", {"name": f"judge.{name}.{key}", "value": f"{value:g}"})
         _element(properties, "property", {"name": "judge.errors", "value": str(s.judge_errors)})
-        _element(suite, "system-out", {}, "\n".join(lines))
     for case in report.results:
         _testcase(suite, report, case)
+    if lines:
+        _element(suite, "system-out", {}, "\n".join(lines))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -22,6 +22,7 @@ from agenteval_otel.evaluation.judging import judge_client
 from agenteval_otel.evaluation.runner import Evaluator
 from agenteval_otel.judge import JudgeSettings
 from agenteval_otel.tracing import OtlpJsonFileExporter
+from agenteval_otel.trajectory import SpanRecord, build_trajectories
 from tests.conftest import REPO_ROOT
 from tests.judge.judge_server import Reply, Request, serve, verdict
 
@@ -185,9 +186,12 @@ class TestLiveRuns:
         judge_spans = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get(attr.EVALUATION_SPAN)]
         assert len(judge_spans) == 6 and {s.name for s in judge_spans} == {"chat local-judge"}
         assert {s.attributes[attr.EVAL_CRITERION] for s in judge_spans} == {"llm_judge", "hallucination"}  # type: ignore[index]
-        # the judge's calls are never steps of the agent's trajectory
+        # the judge's calls are never steps of the agent's trajectory, nor trajectories of their own
         for case in report.results:
             assert [s.name for s in case.actual_trajectory if s.step_type.value == "message"] == []
+        read_back = build_trajectories(SpanRecord.from_readable_span(s) for s in exporter.get_finished_spans())
+        assert sorted(t.user_input or "" for t in read_back) == [
+            "Weather in Lima?", "Weather in Paris?", "Weather in Tokyo?"]
         everything = (report.model_dump_json() + caplog.text
                       + "".join(str(dict(s.attributes or {})) + str(s.status) for s in exporter.get_finished_spans()))
         assert key not in everything
