@@ -7,13 +7,27 @@
     ├── ConfigError        (also a ValueError) an evaluation config is invalid
     ├── TraceReadError     (also a ValueError) a trace file or trace source could not be read
     └── JudgeError         an LLM judge is missing, failed or answered what could not be read
+        ├── JudgeNotConfiguredError  no judge endpoint (or no openai package) is configured
+        ├── JudgeUnavailableError    the endpoint could not be reached or refused the request
+        ├── JudgeTimeoutError        the judge did not answer within the call's deadline
+        └── JudgeOutputError         the answer could not be read, or is out of range
 
 Every message names where the problem is (file, line or JSON path) and what was expected.
 """
 
 from __future__ import annotations
 
-__all__ = ["AgentEvalError", "ConfigError", "EvalSetLoadError", "JudgeError", "TraceReadError"]
+__all__ = [
+    "AgentEvalError",
+    "ConfigError",
+    "EvalSetLoadError",
+    "JudgeError",
+    "JudgeNotConfiguredError",
+    "JudgeOutputError",
+    "JudgeTimeoutError",
+    "JudgeUnavailableError",
+    "TraceReadError",
+]
 
 
 class AgentEvalError(Exception):
@@ -34,3 +48,19 @@ class TraceReadError(AgentEvalError, ValueError):
 
 class JudgeError(AgentEvalError):
     """An LLM judge is not configured, failed, or gave an answer that could not be read."""
+
+
+class JudgeNotConfiguredError(JudgeError):
+    """An LLM-judged criterion was asked for, but no judge endpoint is configured."""
+
+
+class JudgeUnavailableError(JudgeError):
+    """The judge endpoint could not be reached, or answered with an HTTP error (after retries)."""
+
+
+class JudgeTimeoutError(JudgeError):
+    """The judge did not answer within the call's deadline."""
+
+
+class JudgeOutputError(JudgeError, ValueError):
+    """The judge answered, but not in the expected shape or range."""

@@ -34,7 +34,7 @@ SKIPPED_COMMANDS = {
     'pip install -e ".[test]"': "installs the test extra: the tests are already running",
     "pytest": "runs this very suite",
 }
-NOT_RUN_BLOCKS = 2  # the two usage synopses
+NOT_RUN_BLOCKS = 3  # the two usage synopses, and the judge endpoints
 
 # A stand-in for the reader's own agent: it answers the README's eval set, through traced steps.
 AGENTS_MODULE = '''"""The weather agent the README's examples evaluate (a scripted stand-in)."""

@@ -28,13 +28,13 @@ from agenteval_otel.evaluation.adk import is_adk_eval_set
 from agenteval_otel.evaluation.arguments import ArgMatch
 from agenteval_otel.evaluation.criteria.registry import canonical_criterion_name, get_criterion
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
+from agenteval_otel.judge.settings import DEFAULT_JUDGE_MODEL
 
 if TYPE_CHECKING:
     from agenteval_otel.evaluation.models import EvalSet
 
 __all__ = ["CriterionConfig", "EvalConfig", "MatchType", "Rubric", "UserSimulatorConfig"]
 
-DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
 
 class MatchType(str, Enum):
     """How expected and actual sequences (tool calls, node visits) are compared."""
@@ -120,20 +120,22 @@ class CriterionConfig(BaseModel):
 
     @classmethod
     def llm_judge(
-        cls, threshold: float = 0.7, *, judge_model: str = DEFAULT_JUDGE_MODEL,
-        num_samples: int = 1,
+        cls, threshold: float = 0.7, *, judge_model: str | None = None, num_samples: int = 1,
     ) -> CriterionConfig:
-        """``llm_judge``: an LLM judges whether the response means what was expected."""
-        return cls(threshold=threshold, judge_model=judge_model, num_samples=num_samples)
+        """``llm_judge``: an LLM judges whether the response means what was expected
+        (``judge_model``: default gpt-4o-mini, or ``AGENTEVAL_JUDGE_MODEL`` when set)."""
+        model = {} if judge_model is None else {"judge_model": judge_model}
+        return cls.model_validate({"threshold": threshold, "num_samples": num_samples, **model})
 
     @classmethod
     def rubric(
         cls, rubrics: list[Rubric], threshold: float = 0.8, *,
-        judge_model: str = DEFAULT_JUDGE_MODEL, num_samples: int = 1,
+        judge_model: str | None = None, num_samples: int = 1,
     ) -> CriterionConfig:
         """``rubric_based``: weighted rubric scores from an LLM judge."""
-        return cls(threshold=threshold, rubrics=rubrics, judge_model=judge_model,
-                   num_samples=num_samples)
+        model = {} if judge_model is None else {"judge_model": judge_model}
+        return cls.model_validate({"threshold": threshold, "rubrics": rubrics, "num_samples": num_samples,
+                                   **model})
 
     @classmethod
     def node_order(
@@ -303,7 +305,7 @@ class EvalConfig(BaseModel):
             "response_match": CriterionConfig.response(0.7),
         }
         if include_judge:
-            criteria["llm_judge"] = CriterionConfig.llm_judge(0.7, judge_model=DEFAULT_JUDGE_MODEL)
+            criteria["llm_judge"] = CriterionConfig.llm_judge(0.7)
         return cls(criteria=criteria)
 
     @classmethod

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agenteval_otel.errors import AgentEvalError
 from agenteval_otel.evaluation.case_results import CaseResults
 from agenteval_otel.evaluation.files import read_json, validate_file_data
+from agenteval_otel.judge.usage import JudgeUsage
 from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
 
@@ -33,6 +34,7 @@ __all__ = [
     "EvalReport",
     "EvalSummary",
     "InvocationResult",
+    "JudgeUsage",
     "Semantics",
     "SummaryTally",
 ]
@@ -81,11 +83,17 @@ class CriterionResult(BaseModel):
     error: str | None = None
     error_type: str | None = None
     traceback: str | None = None
+    judge_usage: JudgeUsage | None = None
 
     @property
     def shortfall(self) -> str:
         """``trajectory_match scored 0.50 < threshold 0.80``: how a failed result fell short."""
         return f"{self.criterion} scored {self.score:.2f} < threshold {self.threshold:.2f}"
+
+    @property
+    def judge_error(self) -> bool:
+        """Whether it errored because the LLM judge did not give a verdict."""
+        return self.error is not None and (self.error_type or "").startswith("Judge")
 
     @property
     def explanation(self) -> str:
@@ -239,6 +247,16 @@ class EvalSummary(BaseModel):
     criterion_stats: dict[str, CriterionStats] = Field(default_factory=dict)
     set_aside_runs: int = 0
     """Offline: older runs found in the traces and not scored, over all cases."""
+    judge_usage: dict[str, JudgeUsage] = Field(default_factory=dict)
+    """Per LLM-judged criterion: judge calls, cache hits, retries, failures, tokens and time."""
+    judge_errors: int = 0
+    """Criterion results (per case) the LLM judge did not score: not configured, unreachable,
+    timed out, or its answer unusable."""
+
+    @property
+    def judge_total(self) -> JudgeUsage | None:
+        """The judge's work over every criterion; ``None`` when no judge was asked."""
+        return JudgeUsage.total(self.judge_usage.values())
 
     @classmethod
     def from_results(cls, results: Sequence[EvalCaseResult]) -> EvalSummary:
@@ -258,6 +276,22 @@ class _CriterionTally:
     passed: int = 0
     errors: int = 0
     scores: array[float] = field(default_factory=lambda: array("d"))
+    judge_errors: int = 0
+    judged: int = 0
+    """How many results carried judge usage; ``judge_sums`` holds their sums, field by field."""
+    judge_sums: dict[str, float] = field(default_factory=dict)
+
+    def count_judge(self, result: CriterionResult, sign: int) -> None:
+        self.judge_errors += sign * result.judge_error
+        usage = result.judge_usage
+        if usage is None:
+            return
+        self.judged += sign
+        for name, value in usage:
+            self.judge_sums[name] = self.judge_sums.get(name, 0) + sign * value
+
+    def judge_usage(self) -> JudgeUsage | None:
+        return JudgeUsage.model_validate(self.judge_sums) if self.judged else None
 
     def stats(self) -> CriterionStats:
         return CriterionStats(
@@ -292,6 +326,7 @@ class SummaryTally:
             elif (position, place) < tally.first:
                 tally.first, tally.semantics = (position, place), r.semantics
             tally.count += 1
+            tally.count_judge(r, 1)
             if r.error is None:
                 tally.scores.append(r.score)
                 tally.passed += r.passed
@@ -307,6 +342,7 @@ class SummaryTally:
         for r in result.criterion_results:
             tally = self._criteria[r.criterion]
             tally.count -= 1
+            tally.count_judge(r, -1)
             if r.error is None:
                 tally.scores.remove(r.score)
                 tally.passed -= r.passed
@@ -329,6 +365,8 @@ class SummaryTally:
             avg_score=statistics.fmean(self.case_scores) if self.case_scores else 0.0,
             criterion_stats={name: tally.stats() for name, tally in ordered},
             set_aside_runs=self.set_aside_runs,
+            judge_usage={name: usage for name, tally in ordered if (usage := tally.judge_usage()) is not None},
+            judge_errors=sum(tally.judge_errors for _, tally in ordered),
         )
 
 

@@ -33,6 +33,7 @@ from agenteval_otel.evaluation.scoring import (
 )
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.evaluation.sync import run_sync
+from agenteval_otel.judge import JudgeClient
 from agenteval_otel.tracing import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -52,7 +53,8 @@ class Evaluator:
     ``timeout_s`` is errored. ``num_runs > 1`` runs every case that many times and reports
     pass@k and pass^k. ``tags`` keeps only the cases that carry one of them. Spans go to
     ``tracer_provider`` (our decorators' too, for the length of a run; default: the provider
-    ``configure()`` set up, else the global one).
+    ``configure()`` set up, else the global one). ``judge``: the LLM judge of judged criteria
+    (default: the one the environment configures, see ``AGENTEVAL_JUDGE_BASE_URL``).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class Evaluator:
         tags: Sequence[str] = (),
         tracer_provider: TracerProvider | None = None,
         criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
+        judge: JudgeClient | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -82,6 +85,7 @@ class Evaluator:
         self.tags = set(tags)
         self._provider = tracer_provider
         self.criterion_timeout_s = criterion_timeout_s
+        self.judge = judge
 
     def selected(self, eval_set: EvalSet) -> list[EvalCase]:
         """The cases this evaluator runs (after the tags filter)."""
@@ -141,7 +145,7 @@ class Evaluator:
         done = dict(done or {})
         gate = asyncio.Semaphore(self.concurrency)
         config = self.config if self._config_given else EvalConfig.default_for(eval_set)
-        scorer = Scorer(config, criterion_timeout_s=self.criterion_timeout_s)
+        scorer = Scorer(config, judge=self.judge, criterion_timeout_s=self.criterion_timeout_s)
         results_stage = SinkGroup(sinks)
 
         async def one_run(case: EvalCase) -> EvalCaseResult:

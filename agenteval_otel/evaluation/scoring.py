@@ -9,6 +9,7 @@ every case.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
@@ -17,12 +18,14 @@ from typing import Any
 from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
 from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.outcome import run_criterion
+from agenteval_otel.evaluation.judging import default_judge
 from agenteval_otel.evaluation.models import EvalCase, Invocation
 from agenteval_otel.evaluation.results import (
     CriterionResult,
     EvalCaseResult,
     InvocationResult,
 )
+from agenteval_otel.judge import JudgeClient, JudgeUsage
 from agenteval_otel.trajectory.steps import StepType
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -58,12 +61,14 @@ def score_case(
     applied = [(inv_id, r) for inv_id, r in zip(invocation_ids, results) if r is not None]
     if not applied:
         return None
+    usage = JudgeUsage.total(r.judge_usage for _, r in applied)
     errors = [(inv_id, r) for inv_id, r in applied if r.error]
     if errors:
         first = errors[0][1]
         return CriterionResult.failure(
             name, config.threshold, "; ".join(f"{inv_id}: {r.error}" for inv_id, r in errors),
-            error_type=first.error_type, traceback=first.traceback, semantics=first.semantics)
+            error_type=first.error_type, traceback=first.traceback, semantics=first.semantics,
+        ).model_copy(update={"judge_usage": usage})
     score = sum(r.score for _, r in applied) / len(applied)  # summed in turn order, as ADK does
     if len(applied) == 1:
         only = applied[0][1]
@@ -74,7 +79,7 @@ def score_case(
         details = {}
     return CriterionResult(criterion=name, score=score, passed=score >= config.threshold,
                            threshold=config.threshold, reason=reason, details=details,
-                           semantics=applied[0][1].semantics)
+                           semantics=applied[0][1].semantics, judge_usage=usage)
 
 
 DEFAULT_CRITERION_TIMEOUT_S = 300.0
@@ -86,7 +91,10 @@ class Scorer:
 
     At most ``concurrency`` criteria run at once; an async criterion still running after
     ``criterion_timeout_s`` becomes an error result. ``judge`` is handed to criteria in their
-    context. Make one per run (it binds to the running event loop).
+    context (default: the judge the environment configures, see
+    :func:`~agenteval_otel.evaluation.judging.default_judge`, or none); each criterion's judge
+    calls are counted in its result's ``judge_usage``. Make one per run (it binds to the running
+    event loop, and its judge's concurrency limit holds over the run).
     """
 
     def __init__(
@@ -103,13 +111,19 @@ class Scorer:
             raise ValueError(f"criterion_timeout_s must be positive, got {criterion_timeout_s}")
         self.config = config
         self.criteria = config.enabled()
-        self.judge = judge
+        self.judge = judge if judge is not None else default_judge()
         self.criterion_timeout_s = criterion_timeout_s
         self._gate = asyncio.Semaphore(concurrency)
 
     async def _one(self, name: str, context: CriterionContext) -> CriterionResult | None:
+        usage = JudgeUsage()
+        if isinstance(context.judge, JudgeClient):
+            context = dataclasses.replace(context, judge=context.judge.recording(usage, name))
         async with self._gate:
-            return await run_criterion(name, context, timeout_s=self.criterion_timeout_s)
+            result = await run_criterion(name, context, timeout_s=self.criterion_timeout_s)
+        if result is not None and usage.used:
+            result = result.model_copy(update={"judge_usage": usage})
+        return result
 
     async def score_turn(
         self,
@@ -232,17 +246,19 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
     for name, results in by_name.items():
         errored = [r for r in results if r.error]
         threshold = results[0].threshold
+        usage = JudgeUsage.total(r.judge_usage for r in results)
         if errored:
             criterion_results.append(CriterionResult.failure(
                 name, threshold, f"{len(errored)}/{len(results)} run(s) errored: {errored[0].error}",
                 error_type=errored[0].error_type, traceback=errored[0].traceback,
-                semantics=errored[0].semantics))
+                semantics=errored[0].semantics).model_copy(update={"judge_usage": usage}))
             continue
         score = statistics.fmean(r.score for r in results)
         reasons = [r.reason for r in results if r.reason and not r.passed]
         criterion_results.append(CriterionResult(
             criterion=name, score=score, passed=all(r.passed for r in results),
-            threshold=threshold, reason=reasons[0] if reasons else "", semantics=results[0].semantics))
+            threshold=threshold, reason=reasons[0] if reasons else "", semantics=results[0].semantics,
+            judge_usage=usage))
     metrics: dict[str, float] = {}
     for key in runs[0].metrics:
         metrics[key] = statistics.fmean(r.metrics.get(key, 0.0) for r in runs)

@@ -12,6 +12,7 @@ from rich.text import Text
 from agenteval_otel.evaluation.models import EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.reports.diff import tool_call_rows
+from agenteval_otel.reports.judge import judge_lines
 
 __all__ = [
     "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "runs_table",
@@ -202,10 +203,12 @@ def case_diff(case: EvalCaseResult) -> Panel:
 
 
 def print_report(report: EvalReport, console: Console | None = None) -> None:
-    """The console report: criteria, results, the diff of every case that did not pass, one
+    """The console report: criteria, what the LLM judge cost (and what it did not score), results, the diff of every case that did not pass, one
     plain line per failure (easy to find in a CI log), and a summary line."""
     console = console or Console()
     console.print(criteria_table(report))
+    for line in judge_lines(report):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(results_table(report, width=console.width))
     runs = runs_table(report)
     if runs is not None:

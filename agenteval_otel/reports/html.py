@@ -32,6 +32,7 @@ from agenteval_otel.evaluation.results import (
     InvocationResult,
 )
 from agenteval_otel.reports.diff import DiffRow, tool_call_rows
+from agenteval_otel.reports.judge import judge_lines
 
 __all__ = ["render_html", "write_html"]
 
@@ -96,8 +97,10 @@ def _summary(report: EvalReport) -> str:
                         for count, status in parts if count)
         label = ", ".join(f"{count} {status}" for count, status in parts)
         stack = f'<div class="stack" role="img" aria-label="{label}">{spans}</div>'
+    judge = "".join(f'<p class="judge{" case-error" if line.startswith("LLM judge did not") else ""}">'
+                    f"{_e(line)}</p>" for line in judge_lines(report))
     return (f'<section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>'
-            f'<dl class="cards">{items}</dl>{stack}</section>')
+            f'<dl class="cards">{items}</dl>{stack}{judge}</section>')
 
 
 # --- the score chart -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
+from agenteval_otel.reports.judge import judge_lines
 
 __all__ = ["junit_xml", "write_junit"]
 
@@ -75,8 +76,17 @@ def junit_xml(report: EvalReport) -> str:
         "skipped": "0", "time": f"{report.duration_seconds:.3f}",
         "timestamp": report.created_at.isoformat(timespec="seconds"),
     })
+    lines = judge_lines(report)
+    if lines:
+        properties = _element(suite, "properties", {})
+        for name, usage in s.judge_usage.items():
+            for key, value in usage.model_dump().items():
+                _element(properties, "property", {"name": f"judge.{name}.{key}", "value": f"{value:g}"})
+        _element(properties, "property", {"name": "judge.errors", "value": str(s.judge_errors)})
     for case in report.results:
         _testcase(suite, report, case)
+    if lines:
+        _element(suite, "system-out", {}, "\n".join(lines))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -2,9 +2,13 @@
 
 from agenteval_otel.evaluation.criteria import (  # noqa: F401 - registers the built-ins
     adk,
-    judged,
+    factual_accuracy,
+    hallucination,
+    llm_judge,
     node_order,
     responses,
+    rubric_based,
+    safety,
     tool_name_match,
     trajectory_match,
 )

@@ -1,0 +1,42 @@
+"""``llm_judge``: does the agent's final response mean what the expected response says? Scored
+in [0, 1] by the LLM judge (mean over ``num_samples``); a turn with no expected response is not
+scored; an empty agent response is judged like any other."""
+
+from __future__ import annotations
+
+from agenteval_otel.evaluation.criteria.context import CriterionContext
+from agenteval_otel.evaluation.criteria.judged import (
+    JUDGED_CRITERIA,
+    ScoreVerdict,
+    judge_messages,
+    judge_of,
+    sampled,
+    scored,
+)
+from agenteval_otel.evaluation.criteria.registry import Score, criterion
+
+__all__ = ["llm_judge"]
+
+TASK = (
+    "You judge whether an AI agent's response means the same as the expected response to the "
+    "user's input. Score 1 when it conveys the same facts and answer (wording may differ), 0 when "
+    "it contradicts or misses them, and in between for partial matches. An empty response "
+    "matches nothing. Give the score as a number from 0 to 1 and a one-sentence reason."
+)
+_ALIASES, _THRESHOLD = JUDGED_CRITERIA["llm_judge"]
+
+
+@criterion("llm_judge", aliases=_ALIASES, default_threshold=_THRESHOLD)
+async def llm_judge(ctx: CriterionContext) -> Score | None:
+    """The judge's semantic match of the actual to the expected final response."""
+    judge_of(ctx)
+    if ctx.expected is None or ctx.expected.expected_final_response is None:
+        return None
+    messages = judge_messages(
+        TASK,
+        ("user_input", ctx.actual.user_input or ctx.expected.user_content.get_text()),
+        ("expected_response", ctx.expected.expected_final_response.get_text()),
+        ("agent_response", ctx.actual.final_response or ""),
+    )
+    verdicts: list[ScoreVerdict] = await sampled(ctx, messages, ScoreVerdict)
+    return scored(ctx, [(v.score, v.reason) for v in verdicts])

@@ -1,0 +1,317 @@
+"""The judge client: structured answers from any OpenAI-compatible Chat Completions endpoint,
+through the ``openai`` package (imported on the first call, so importing this module is cheap).
+
+One call asks for one answer of a given shape (a pydantic model):
+
+- response format: a JSON schema where the server supports it; JSON mode when it rejects that
+  with HTTP 400; plain text last; the shape is also described in the system message, and the
+  answer is read tolerantly (:func:`~agenteval_otel.judge.output.parse_reply`) and validated;
+- one overall deadline (``timeout_s``) for the call, retries and waits included;
+- retries on HTTP 429 and 5xx only, honouring ``Retry-After``, else exponential backoff with
+  jitter (the openai client's own retries are off);
+- at most ``concurrency`` requests in flight over every call made through the client (and its
+  :meth:`JudgeClient.recording` views) in one event loop; sync calls share one loop of their own;
+- temperature 0 and a seed; ``num_samples`` answers with seeds ``seed``, ``seed + 1``, ...;
+- an optional on-disk cache, so a rerun asks the endpoint nothing;
+- a GenAI ``chat`` span per call, marked as evaluation traffic.
+
+Whatever goes wrong raises a :class:`~agenteval_otel.errors.JudgeError` saying what and where
+(the API key never appears in it).
+
+>>> client = JudgeClient(JudgeSettings(base_url="http://127.0.0.1:9/v1"))
+>>> client.settings.endpoint
+'http://127.0.0.1:9/v1'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import Any, TypeVar
+
+from opentelemetry.trace import Tracer
+from pydantic import BaseModel
+
+from agenteval_otel.errors import (
+    JudgeError,
+    JudgeNotConfiguredError,
+    JudgeOutputError,
+    JudgeTimeoutError,
+    JudgeUnavailableError,
+)
+from agenteval_otel.judge.cache import JudgeCache
+from agenteval_otel.judge.output import parse_reply
+from agenteval_otel.judge.retry import Deadline, backoff, retry_after, retryable
+from agenteval_otel.judge.settings import OPENAI_BASE_URL, JudgeSettings
+from agenteval_otel.judge.telemetry import ContentCleaner, end_chat_span, start_chat_span
+from agenteval_otel.judge.usage import JudgeUsage
+
+__all__ = ["JudgeClient", "ResponseFormat"]
+
+T = TypeVar("T", bound=BaseModel)
+ResponseFormat = str  # "json_schema" | "json_object" | "text"
+_FALLBACK: dict[str, str] = {"json_schema": "json_object", "json_object": "text"}
+TEMPERATURE = 0.0
+
+
+def _openai() -> ModuleType:
+    try:
+        import openai
+    except ImportError:
+        raise JudgeNotConfiguredError(
+            "the LLM judge did not run: the openai package is not installed "
+            "(pip install 'agenteval-otel[judge]')") from None
+    return openai
+
+
+def _shape_instruction(shape: type[BaseModel]) -> str:
+    schema = json.dumps(shape.model_json_schema(), separators=(",", ":"))
+    return f"Answer with one JSON object, and nothing else, matching this JSON schema: {schema}"
+
+
+def _with_shape(messages: Sequence[dict[str, Any]], shape: type[BaseModel]) -> list[dict[str, Any]]:
+    """``messages`` with the answer's shape described at the end of the system message."""
+    out = [dict(m) for m in messages]
+    instruction = _shape_instruction(shape)
+    if out and out[0].get("role") == "system":
+        out[0]["content"] = f"{out[0].get('content') or ''}\n\n{instruction}"
+    else:
+        out.insert(0, {"role": "system", "content": instruction})
+    return out
+
+
+def _format_params(response_format: str, shape: type[BaseModel]) -> dict[str, Any]:
+    if response_format == "json_schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {
+            "name": shape.__name__, "schema": shape.model_json_schema(), "strict": False}}}
+    if response_format == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    return {}
+
+
+_sync_lock = threading.Lock()
+_sync_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _loop_for_sync_calls() -> asyncio.AbstractEventLoop:
+    """The event loop, in a daemon thread of its own, that runs every sync judge call."""
+    global _sync_loop
+    with _sync_lock:
+        if _sync_loop is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="agenteval-judge", daemon=True).start()
+            _sync_loop = loop
+        return _sync_loop
+
+
+class JudgeClient:
+    """Asks an OpenAI-compatible endpoint for structured judgements (see the module docstring).
+
+    ``tracer`` and ``content_policy`` are functions giving the tracer the spans go to and the
+    policy their content follows, looked up on every call (default: the global tracer provider,
+    and no content recorded).
+    """
+
+    def __init__(
+        self,
+        settings: JudgeSettings | None = None,
+        *,
+        tracer: Callable[[], Tracer] | None = None,
+        content_policy: Callable[[], ContentCleaner] | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else JudgeSettings.from_env()
+        self.cache = JudgeCache(self.settings.cache_dir) if self.settings.cache_dir else None
+        self._tracer = tracer
+        self._content_policy = content_policy
+        self._formats: dict[str, str] = {}  # model -> the response format its server accepted
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[asyncio.Semaphore, Any]] = \
+            weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self.usage = JudgeUsage()
+        self.criterion: str | None = None
+
+    def recording(self, usage: JudgeUsage, criterion: str | None = None) -> JudgeClient:
+        """A view of this client (same endpoint, cache and concurrency limit) that adds the cost
+        of its calls to ``usage`` and names ``criterion`` on their spans."""
+        view = copy.copy(self)
+        view.usage, view.criterion = usage, criterion
+        return view
+
+    # --- public calls -------------------------------------------------------------------------
+    async def ajudge(self, messages: Sequence[dict[str, Any]], shape: type[T], *,
+                     model: str | None = None, sample: int = 0) -> T:
+        """One answer of ``shape`` to ``messages`` (chat messages: ``role``, ``content``)."""
+        return await self._call(messages, shape, model, sample)
+
+    async def asample(self, messages: Sequence[dict[str, Any]], shape: type[T], *, n: int = 1,
+                      model: str | None = None) -> list[T]:
+        """``n`` answers (seeds ``seed`` .. ``seed + n - 1``), asked concurrently."""
+        if n < 1:
+            raise ValueError(f"n must be at least 1, got {n}")
+        return list(await asyncio.gather(*(self.ajudge(messages, shape, model=model, sample=i)
+                                            for i in range(n))))
+
+    def judge(self, messages: Sequence[dict[str, Any]], shape: type[T], *,
+              model: str | None = None, sample: int = 0) -> T:
+        """:meth:`ajudge` from synchronous code (on one event loop, in a thread of its own, that
+        runs every sync call)."""
+        loop = _loop_for_sync_calls()
+        return asyncio.run_coroutine_threadsafe(self._call(messages, shape, model, sample), loop).result()
+
+    # --- one call -----------------------------------------------------------------------------
+    def _loop_state(self, openai: ModuleType) -> tuple[asyncio.Semaphore, Any]:
+        """The concurrency gate and the openai client of the running event loop (one each per
+        loop: building a client costs tens of milliseconds)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            state = self._per_loop.get(loop)
+            if state is None:
+                settings = self.settings
+                client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.key, max_retries=0,
+                                            timeout=settings.timeout_s)
+                state = self._per_loop[loop] = (asyncio.Semaphore(settings.concurrency), client)
+            return state
+
+    def _not_configured(self) -> JudgeNotConfiguredError:
+        return JudgeNotConfiguredError(
+            "the LLM judge did not run: no LLM judge is configured (set AGENTEVAL_JUDGE_BASE_URL to an "
+            "OpenAI-compatible endpoint, or OPENAI_API_KEY for OpenAI; AGENTEVAL_JUDGE_MODEL names the model)")
+
+    async def _call(self, messages: Sequence[dict[str, Any]], shape: type[T], model: str | None,
+                    sample: int) -> T:
+        if not self.settings.configured:
+            raise self._not_configured()
+        model_name = self.settings.model_for(model)
+        seed = None if self.settings.seed is None else self.settings.seed + sample
+        wire_messages = _with_shape(messages, shape)
+        key = JudgeCache.key({
+            "endpoint": self.settings.base_url or OPENAI_BASE_URL, "model": model_name,
+            "messages": wire_messages, "temperature": TEMPERATURE, "seed": seed,
+            "schema": shape.model_json_schema()})
+        if self.cache is not None:
+            entry = self.cache.get(key)
+            if entry is not None and isinstance(entry.get("text"), str):
+                try:
+                    answer = parse_reply(entry["text"], shape)
+                except JudgeOutputError:
+                    pass  # an entry that no longer fits the shape: ask again
+                else:
+                    self.usage.cache_hits += 1
+                    return answer
+        started = time.monotonic()
+        try:
+            text = await self._request(wire_messages, shape, model_name, seed)
+            answer = parse_reply(text, shape)
+        except JudgeError:
+            self.usage.failures += 1
+            raise
+        finally:
+            self.usage.seconds += time.monotonic() - started
+        if self.cache is not None:
+            self.cache.put(key, {"model": model_name, "text": text})
+        return answer
+
+    async def _request(self, messages: list[dict[str, Any]], shape: type[BaseModel], model: str,
+                       seed: int | None) -> str:
+        """The answer's text, after format fallbacks and retries, within the call's deadline."""
+        openai = _openai()
+        settings = self.settings
+        gate, client = self._loop_state(openai)
+        tracer = self._tracer() if self._tracer is not None else None
+        policy = self._content_policy() if self._content_policy is not None else None
+        span = start_chat_span(tracer, policy, model=model, base_url=settings.base_url or OPENAI_BASE_URL,
+                               messages=messages, temperature=TEMPERATURE, seed=seed, criterion=self.criterion)
+        response_format = self._formats.get(model, "json_schema")
+        deadline = Deadline(settings.timeout_s)
+        attempts = retries = 0
+        response: Any = None
+        text: str | None = None
+        error: BaseException | None = None
+        try:
+            while True:
+                params: dict[str, Any] = {"model": model, "messages": messages, "temperature": TEMPERATURE,
+                                          **_format_params(response_format, shape)}
+                if seed is not None and response_format != "text":
+                    params["seed"] = seed
+                attempts += 1
+                try:
+                    response = await self._attempt(client, params, deadline, gate)
+                except openai.BadRequestError as exc:
+                    if response_format in _FALLBACK:  # the server may not support this format
+                        response_format = self._formats[model] = _FALLBACK[response_format]
+                        continue
+                    raise self._http_error(exc, attempts) from None
+                except openai.APIStatusError as exc:
+                    if not retryable(exc.status_code) or retries >= settings.max_retries:
+                        raise self._http_error(exc, attempts) from None
+                    wait = retry_after(exc.response.headers)
+                    wait = wait if wait is not None else backoff(
+                        retries, base_s=settings.backoff_s, max_s=settings.max_backoff_s)
+                    if wait >= deadline.remaining():
+                        raise self._timeout(f"; it answered HTTP {exc.status_code} and a retry after "
+                                            f"{wait:.2g} s would pass the deadline") from None
+                    retries += 1
+                    self.usage.retries += 1
+                    await asyncio.sleep(wait)
+                    continue
+                break
+            self.usage.calls += 1
+            text = self._read(response)
+            return text
+        except JudgeError as exc:
+            error = exc
+            raise
+        except (openai.APITimeoutError, asyncio.TimeoutError):
+            error = self._timeout("")
+            raise error from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            error = JudgeUnavailableError(
+                f"the LLM judge did not run: could not reach the judge endpoint {settings.endpoint} "
+                f"({settings.redact(str(cause)) or type(cause).__name__})")
+            raise error from None
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            end_chat_span(span, policy, response=response, text=text, attempts=attempts,
+                          response_format=response_format, error=error, redact=settings.redact)
+
+    async def _attempt(self, client: Any, params: dict[str, Any], deadline: Deadline,
+                       gate: asyncio.Semaphore) -> Any:
+        queued = time.monotonic()
+        async with gate:
+            deadline.extend(time.monotonic() - queued)  # waiting for a turn is not the judge's time
+            remaining = deadline.remaining()
+            if remaining <= 0:
+                raise asyncio.TimeoutError
+            return await asyncio.wait_for(client.chat.completions.create(**params, timeout=remaining), remaining)
+
+    def _read(self, response: Any) -> str:
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise JudgeOutputError("the LLM judge gave no usable verdict: its answer has no choices")
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.usage.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            self.usage.output_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        content = choices[0].message.content
+        return content if isinstance(content, str) else ""
+
+    def _timeout(self, detail: str) -> JudgeTimeoutError:
+        return JudgeTimeoutError(
+            f"the LLM judge did not run: the judge endpoint {self.settings.endpoint} gave no answer within "
+            f"{self.settings.timeout_s:g} s{detail}")
+
+    def _http_error(self, exc: Any, attempts: int) -> JudgeUnavailableError:
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        message = self.settings.redact(str(getattr(exc, "message", "") or exc))
+        return JudgeUnavailableError(
+            f"the LLM judge did not run: the judge endpoint {self.settings.endpoint} answered HTTP "
+            f"{exc.status_code}{tries}: {message}")
