@@ -48,3 +48,19 @@ def test_no_judge_no_lines() -> None:
     report = EvalReport.from_results("s", [EvalCaseResult(eval_id="a", passed=True, criterion_results=[
         CriterionResult(criterion="exact_match", score=1.0, passed=True, threshold=1.0)])])
     assert judge_lines(report) == [] and "judge" not in junit_xml(report)
+
+
+def test_a_result_taken_back_takes_its_judge_work_with_it() -> None:
+    from agenteval_otel.evaluation.results import EvalSummary, SummaryTally
+
+    report, _ = _report()
+    first, second = report.results
+    tally = SummaryTally()
+    tally.add(first, 0)
+    tally.add(second, 1)
+    tally.remove(second)
+    assert tally.summary() == EvalSummary.from_results([first])
+    assert tally.summary().judge_usage == {"llm_judge": first.criterion_results[0].judge_usage}
+    assert tally.summary().judge_errors == 0
+    tally.remove(first)
+    assert tally.summary().judge_usage == {}
