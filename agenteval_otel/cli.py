@@ -48,13 +48,14 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agenteval_otel.traces.files import read_trajectories
-    from agenteval_otel.trajectory.render import trajectories_json, trajectories_table
+    from agenteval_otel.trajectory.render import iter_trajectories_json, trajectories_table
 
     if args.explain:
         return _explain(args)
     found = read_trajectories(args.files, group=args.group, logs=args.logs or ())  # skipped lines are logged
     if args.format == "json":
-        print(trajectories_json(found.trajectories))
+        sys.stdout.writelines(iter_trajectories_json(found.trajectories))
+        sys.stdout.write("\n")
     else:
         Console().print(trajectories_table(found.trajectories))
     return EXIT_OK

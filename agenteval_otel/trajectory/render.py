@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -13,7 +13,7 @@ from rich.text import Text
 from agenteval_otel.trajectory.steps import StepType
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["trajectories_json", "trajectories_table"]
+__all__ = ["iter_trajectories_json", "trajectories_json", "trajectories_table"]
 
 _MAX_CELL = 120
 _STYLES = {
@@ -25,10 +25,19 @@ _STYLES = {
 
 
 def trajectories_json(trajectories: Sequence[Trajectory]) -> str:
-    """A JSON list with one object per trajectory (``Trajectory.to_json_dict``)."""
-    return orjson.dumps(
-        [t.to_json_dict() for t in trajectories], option=orjson.OPT_INDENT_2, default=str
-    ).decode()
+    """A JSON list with one object per trajectory (``Trajectory.to_json_dict``), indented by two."""
+    return "".join(iter_trajectories_json(trajectories))
+
+
+def iter_trajectories_json(trajectories: Iterable[Trajectory]) -> Iterator[str]:
+    """``trajectories_json`` in pieces, one trajectory at a time, so that a long list is written
+    out without being held as one string."""
+    first = True
+    for trajectory in trajectories:
+        item = orjson.dumps(trajectory.to_json_dict(), option=orjson.OPT_INDENT_2, default=str).decode()
+        yield ("[\n  " if first else ",\n  ") + item.replace("\n", "\n  ")
+        first = False
+    yield "[]" if first else "\n]"
 
 
 def _cell(value: Any) -> str:
