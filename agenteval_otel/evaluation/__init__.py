@@ -16,6 +16,7 @@ from agenteval_otel.evaluation.config import (
     UserSimulatorConfig,
 )
 from agenteval_otel.evaluation.criteria import CriterionContext, Score, criterion
+from agenteval_otel.evaluation.graders import Grader, GradeResult, GraderModelConfig
 from agenteval_otel.evaluation.models import (
     ConversationScenario,
     EvalCase,
@@ -74,6 +75,9 @@ __all__ = [
     "EvalSetBuilder",
     "EvalSummary",
     "EvaluationScore",
+    "GradeResult",
+    "Grader",
+    "GraderModelConfig",
     "Invocation",
     "InvocationResult",
     "MatchType",
