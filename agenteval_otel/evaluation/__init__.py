@@ -5,7 +5,7 @@
 True
 """
 
-from agenteval_otel.evaluation.accuracy import AccuracyEvaluationResult, EvaluationScore
+from agenteval_otel.evaluation.accuracy import AccuracyEvaluationResult, AccuracyEvaluator, EvaluationScore
 from agenteval_otel.evaluation.arguments import ArgMatch, ArgRule
 from agenteval_otel.evaluation.builder import EvalSetBuilder
 from agenteval_otel.evaluation.config import (
@@ -49,6 +49,7 @@ from agenteval_otel.evaluation.sinks import CallbackSink, EvaluationSink, SinkGr
 
 __all__ = [
     "AccuracyEvaluationResult",
+    "AccuracyEvaluator",
     "CallbackSink",
     "CriterionContext",
     "EvaluationSink",
