@@ -5,6 +5,8 @@
     AgentEvalError
     ├── EvalSetLoadError   (also a ValueError) an eval-set file could not be read
     ├── ConfigError        (also a ValueError) an evaluation config is invalid
+    │   └── GraderError    a grader's template, model configuration or response parser is invalid,
+    │                      or its template could not be rendered for an entry
     ├── TraceReadError     (also a ValueError) a trace file or trace source could not be read
     └── JudgeError         an LLM judge is missing, failed or answered what could not be read
         ├── JudgeNotConfiguredError  no judge endpoint (or no openai package) is configured
@@ -21,6 +23,7 @@ __all__ = [
     "AgentEvalError",
     "ConfigError",
     "EvalSetLoadError",
+    "GraderError",
     "JudgeError",
     "JudgeNotConfiguredError",
     "JudgeOutputError",
@@ -40,6 +43,11 @@ class EvalSetLoadError(AgentEvalError, ValueError):
 
 class ConfigError(AgentEvalError, ValueError):
     """An evaluation config is invalid: unknown criterion, unknown field, or a bad value."""
+
+
+class GraderError(ConfigError):
+    """A grader's template, model configuration or response parser is invalid, or its template
+    reached for something the entry does not hold (or may not be reached)."""
 
 
 class TraceReadError(AgentEvalError, ValueError):

@@ -118,7 +118,7 @@ def _fresh(code: str) -> str:
     return done.stdout.strip()
 
 
-LOADED = "import sys; print(' '.join(sorted(m for m in sys.modules if m.startswith(('agenteval_otel', 'pydantic', 'rich', 'rouge_score', 'nltk', 'openai')))))"
+LOADED = "import sys; print(' '.join(sorted(m for m in sys.modules if m.startswith(('agenteval_otel', 'pydantic', 'rich', 'rouge_score', 'nltk', 'openai', 'jinja2')))))"
 
 
 def test_capture_loads_no_evaluation_conversion_or_pydantic(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_evaluation_loads_no_report_renderer_scorer_or_client_until_used() -> No
     loaded = _fresh("import agenteval_otel\nagenteval_otel.evaluate\nagenteval_otel.EvalConfig.default()\n"
                     + LOADED).split()
     assert "agenteval_otel.evaluation.runner" in loaded
-    assert not [m for m in loaded if m.split(".")[0] in ("rich", "rouge_score", "nltk", "openai")], loaded
+    assert not [m for m in loaded if m.split(".")[0] in ("rich", "rouge_score", "nltk", "openai", "jinja2")], loaded
 
 
 def test_the_root_exports_a_small_surface() -> None:

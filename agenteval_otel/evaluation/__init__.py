@@ -5,7 +5,7 @@
 True
 """
 
-from agenteval_otel.evaluation.accuracy import AccuracyEvaluationResult, EvaluationScore
+from agenteval_otel.evaluation.accuracy import AccuracyEvaluationResult, AccuracyEvaluator, EvaluationScore
 from agenteval_otel.evaluation.arguments import ArgMatch, ArgRule
 from agenteval_otel.evaluation.builder import EvalSetBuilder
 from agenteval_otel.evaluation.config import (
@@ -16,6 +16,7 @@ from agenteval_otel.evaluation.config import (
     UserSimulatorConfig,
 )
 from agenteval_otel.evaluation.criteria import CriterionContext, Score, criterion
+from agenteval_otel.evaluation.graders import Grader, GradeResult, GraderModelConfig
 from agenteval_otel.evaluation.models import (
     ConversationScenario,
     EvalCase,
@@ -48,6 +49,7 @@ from agenteval_otel.evaluation.sinks import CallbackSink, EvaluationSink, SinkGr
 
 __all__ = [
     "AccuracyEvaluationResult",
+    "AccuracyEvaluator",
     "CallbackSink",
     "CriterionContext",
     "EvaluationSink",
@@ -74,6 +76,9 @@ __all__ = [
     "EvalSetBuilder",
     "EvalSummary",
     "EvaluationScore",
+    "GradeResult",
+    "Grader",
+    "GraderModelConfig",
     "Invocation",
     "InvocationResult",
     "MatchType",

@@ -6,7 +6,8 @@
 'llama3.1'
 
 ``JudgeClient.ajudge(messages, Shape)`` (``judge`` from sync code) returns one answer validated
-as the pydantic model ``Shape``; ``asample(..., n=k)`` returns ``k``. ``data_block`` puts text
+as the pydantic model ``Shape``; ``asample(..., n=k)`` returns ``k``; ``acomplete(messages)``
+(``complete``) returns the reply's text as it is. ``data_block`` puts text
 the agent produced in front of the judge as delimited data. Settings come from
 ``AGENTEVAL_JUDGE_BASE_URL`` / ``OPENAI_BASE_URL``, ``AGENTEVAL_JUDGE_API_KEY`` /
 ``OPENAI_API_KEY``, ``AGENTEVAL_JUDGE_MODEL``, ``AGENTEVAL_JUDGE_TIMEOUT``,

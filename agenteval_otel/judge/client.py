@@ -15,6 +15,9 @@ One call asks for one answer of a given shape (a pydantic model):
 - an optional on-disk cache, so a rerun asks the endpoint nothing;
 - a GenAI ``chat`` span per call, marked as evaluation traffic.
 
+``acomplete`` (``complete`` from sync code) returns the reply's text as it is, for callers that
+read it themselves (graders with their own response parser): no response format, no shape.
+
 Whatever goes wrong raises a :class:`~agenteval_otel.errors.JudgeError` saying what and where
 (the API key never appears in it).
 
@@ -55,6 +58,7 @@ from agenteval_otel.judge.usage import JudgeUsage
 __all__ = ["JudgeClient", "ResponseFormat"]
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 ResponseFormat = str  # "json_schema" | "json_object" | "text"
 _FALLBACK: dict[str, str] = {"json_schema": "json_object", "json_object": "text"}
 TEMPERATURE = 0.0
@@ -86,8 +90,8 @@ def _with_shape(messages: Sequence[dict[str, Any]], shape: type[BaseModel]) -> l
     return out
 
 
-def _format_params(response_format: str, shape: type[BaseModel]) -> dict[str, Any]:
-    if response_format == "json_schema":
+def _format_params(response_format: str, shape: type[BaseModel] | None) -> dict[str, Any]:
+    if response_format == "json_schema" and shape is not None:
         return {"response_format": {"type": "json_schema", "json_schema": {
             "name": shape.__name__, "schema": shape.model_json_schema(), "strict": False}}}
     if response_format == "json_object":
@@ -164,6 +168,25 @@ class JudgeClient:
         loop = _loop_for_sync_calls()
         return asyncio.run_coroutine_threadsafe(self._call(messages, shape, model, sample), loop).result()
 
+    async def acomplete(self, messages: Sequence[dict[str, Any]], *, model: str | None = None,
+                        temperature: float | None = None) -> str:
+        """The reply's text, as it is, to ``messages``: no response format is asked for and no
+        shape is described, so the messages say what to answer. Same deadline, retries, limit,
+        cache, span and usage as :meth:`ajudge`; ``temperature`` defaults to 0."""
+        if not self.settings.configured:
+            raise self._not_configured()
+        model_name = self.settings.model_for(model)
+        wire_messages = [dict(m) for m in messages]
+        temperature = TEMPERATURE if temperature is None else temperature
+        return await self._answer(wire_messages, None, model_name, None, temperature, str)
+
+    def complete(self, messages: Sequence[dict[str, Any]], *, model: str | None = None,
+                 temperature: float | None = None) -> str:
+        """:meth:`acomplete` from synchronous code (on the loop :meth:`judge` uses)."""
+        loop = _loop_for_sync_calls()
+        coroutine = self.acomplete(messages, model=model, temperature=temperature)
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+
     # --- one call -----------------------------------------------------------------------------
     def _loop_state(self, openai: ModuleType) -> tuple[asyncio.Semaphore, Any]:
         """The concurrency gate and the openai client of the running event loop (one each per
@@ -189,16 +212,22 @@ class JudgeClient:
             raise self._not_configured()
         model_name = self.settings.model_for(model)
         seed = None if self.settings.seed is None else self.settings.seed + sample
-        wire_messages = _with_shape(messages, shape)
+        return await self._answer(_with_shape(messages, shape), shape, model_name, seed, TEMPERATURE,
+                                  lambda text: parse_reply(text, shape))
+
+    async def _answer(self, messages: list[dict[str, Any]], shape: type[BaseModel] | None, model: str,
+                      seed: int | None, temperature: float, read: Callable[[str], R]) -> R:
+        """``read`` of the answer's text: from the cache when it holds an answer ``read`` accepts,
+        else from the endpoint (then cached)."""
         key = JudgeCache.key({
-            "endpoint": self.settings.base_url or OPENAI_BASE_URL, "model": model_name,
-            "messages": wire_messages, "temperature": TEMPERATURE, "seed": seed,
-            "schema": shape.model_json_schema()})
+            "endpoint": self.settings.base_url or OPENAI_BASE_URL, "model": model,
+            "messages": messages, "temperature": temperature, "seed": seed,
+            "schema": shape.model_json_schema() if shape is not None else None})
         if self.cache is not None:
             entry = self.cache.get(key)
             if entry is not None and isinstance(entry.get("text"), str):
                 try:
-                    answer = parse_reply(entry["text"], shape)
+                    answer = read(entry["text"])
                 except JudgeOutputError:
                     pass  # an entry that no longer fits the shape: ask again
                 else:
@@ -206,28 +235,30 @@ class JudgeClient:
                     return answer
         started = time.monotonic()
         try:
-            text = await self._request(wire_messages, shape, model_name, seed)
-            answer = parse_reply(text, shape)
+            text = await self._request(messages, shape, model, seed, temperature)
+            answer = read(text)
         except JudgeError:
             self.usage.failures += 1
             raise
         finally:
             self.usage.seconds += time.monotonic() - started
         if self.cache is not None:
-            self.cache.put(key, {"model": model_name, "text": text})
+            self.cache.put(key, {"model": model, "text": text})
         return answer
 
-    async def _request(self, messages: list[dict[str, Any]], shape: type[BaseModel], model: str,
-                       seed: int | None) -> str:
-        """The answer's text, after format fallbacks and retries, within the call's deadline."""
+    async def _request(self, messages: list[dict[str, Any]], shape: type[BaseModel] | None, model: str,
+                       seed: int | None, temperature: float) -> str:
+        """The answer's text, after format fallbacks and retries, within the call's deadline (in
+        plain text, with no fallback, when there is no ``shape``)."""
         openai = _openai()
         settings = self.settings
         gate, client = self._loop_state(openai)
         tracer = self._tracer() if self._tracer is not None else None
         policy = self._content_policy() if self._content_policy is not None else None
         span = start_chat_span(tracer, policy, model=model, base_url=settings.base_url or OPENAI_BASE_URL,
-                               messages=messages, temperature=TEMPERATURE, seed=seed, criterion=self.criterion)
-        response_format = self._formats.get(model, "json_schema")
+                               messages=messages, temperature=temperature, seed=seed, criterion=self.criterion,
+                               output_type="json" if shape is not None else "text")
+        response_format = self._formats.get(model, "json_schema") if shape is not None else "text"
         deadline = Deadline(settings.timeout_s)
         attempts = retries = 0
         response: Any = None
@@ -235,7 +266,7 @@ class JudgeClient:
         error: BaseException | None = None
         try:
             while True:
-                params: dict[str, Any] = {"model": model, "messages": messages, "temperature": TEMPERATURE,
+                params: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature,
                                           **_format_params(response_format, shape)}
                 if seed is not None and response_format != "text":
                     params["seed"] = seed

@@ -48,6 +48,7 @@ def start_chat_span(
     temperature: float,
     seed: int | None,
     criterion: str | None,
+    output_type: str = "json",
 ) -> Span:
     """Start the span of one judge call (ended by :func:`end_chat_span`)."""
     url = urlsplit(base_url)
@@ -56,7 +57,7 @@ def start_chat_span(
         attr.GEN_AI_PROVIDER_NAME: "openai",
         attr.GEN_AI_REQUEST_MODEL: model,
         attr.GEN_AI_REQUEST_TEMPERATURE: temperature,
-        attr.GEN_AI_OUTPUT_TYPE: "json",
+        attr.GEN_AI_OUTPUT_TYPE: output_type,
         attr.EVALUATION_SPAN: True,
     }
     if seed is not None:

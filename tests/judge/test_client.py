@@ -189,6 +189,40 @@ def test_a_failed_answer_is_not_cached(tmp_path: Path) -> None:
     assert server.count == 2
 
 
+def test_complete_returns_the_reply_as_it_is_in_plain_text_at_the_temperature_asked(tmp_path: Path) -> None:
+    reply = "groundedness=0.75; not JSON at all"
+    with serve(lambda r: Reply(reply)) as server:
+        first, second = JudgeUsage(), JudgeUsage()
+        text = _client(server.url, tmp_path).recording(first).complete(MESSAGES, model="grader-model",
+                                                                         temperature=0.4)
+        again = _client(server.url, tmp_path).recording(second).complete(MESSAGES, model="grader-model",
+                                                                           temperature=0.4)
+    assert text == again == reply
+    body = server.requests[0].body
+    assert (body["model"], body["temperature"]) == ("grader-model", 0.4)
+    assert "response_format" not in body and body["messages"] == MESSAGES  # no shape described
+    assert server.count == 1  # the rerun was read from the cache
+    assert (first.calls, first.input_tokens, second.calls, second.cache_hits) == (1, 120, 0, 1)
+
+
+async def test_acomplete_fails_like_a_judgement_and_marks_its_span_as_text() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with serve(lambda r: Reply(status=500)) as server:
+        client = JudgeClient(JudgeSettings(base_url=server.url, timeout_s=1.0, max_retries=1, backoff_s=0.01),
+                             tracer=lambda: provider.get_tracer("t"))
+        usage = JudgeUsage()
+        with pytest.raises(JudgeUnavailableError, match="HTTP 500 after 2 attempts"):
+            await client.recording(usage).acomplete(MESSAGES)
+    assert usage.failures == 1 and usage.retries == 1
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes is not None and span.attributes[attr.GEN_AI_OUTPUT_TYPE] == "text"
+    assert span.attributes[attr.GEN_AI_REQUEST_TEMPERATURE] == 0.0
+    with pytest.raises(JudgeNotConfiguredError):
+        await JudgeClient(JudgeSettings()).acomplete(MESSAGES)
+
+
 async def test_the_concurrency_limit_holds_over_every_call() -> None:
     with serve(lambda r: Reply(json.dumps({"score": 1.0}), delay_s=0.1)) as server:
         client = _client(server.url, concurrency=2)

@@ -1,0 +1,31 @@
+"""Graders: an LLM turns an entry (a query-set entry, or the data of a run) into metric scores.
+
+A grader is three things: an input template (Jinja2, rendered in a sandbox over the entry's data
+only), a model configuration (JSON: ``model``, optional ``temperature`` and ``base_url``) and a
+response parser (the first JSON object in the reply by default, or your own function).
+
+>>> from agenteval_otel.evaluation.graders import Grader
+>>> Grader("Rate: {{ entry.content }}", {"model": "gpt-4o"}).render({"content": "Hi"})
+'Rate: Hi'
+"""
+
+from agenteval_otel.evaluation.graders.grader import Grader, GradeResult
+from agenteval_otel.evaluation.graders.model_config import GraderModelConfig
+from agenteval_otel.evaluation.graders.parsers import (
+    ResponseParser,
+    load_parser,
+    metric_scores,
+    parse_json_response,
+)
+from agenteval_otel.evaluation.graders.template import InputTemplate
+
+__all__ = [
+    "GradeResult",
+    "Grader",
+    "GraderModelConfig",
+    "InputTemplate",
+    "ResponseParser",
+    "load_parser",
+    "metric_scores",
+    "parse_json_response",
+]
