@@ -5,15 +5,7 @@ with no expected response is not scored (``hallucination`` checks against tool r
 from __future__ import annotations
 
 from agenteval_otel.evaluation.criteria.context import CriterionContext
-from agenteval_otel.evaluation.criteria.judged import (
-    JUDGED_CRITERIA,
-    ScoreVerdict,
-    judge_messages,
-    judge_of,
-    sampled,
-    scored,
-    tool_calls_block,
-)
+from agenteval_otel.evaluation.criteria.judged import JUDGED_CRITERIA, against_reference
 from agenteval_otel.evaluation.criteria.registry import Score, criterion
 
 __all__ = ["factual_accuracy"]
@@ -30,15 +22,4 @@ _ALIASES, _THRESHOLD = JUDGED_CRITERIA["factual_accuracy"]
 @criterion("factual_accuracy", aliases=_ALIASES, default_threshold=_THRESHOLD)
 async def factual_accuracy(ctx: CriterionContext) -> Score | None:
     """The judge's factual-accuracy score against the reference and the tool results."""
-    judge_of(ctx)
-    if ctx.expected is None or ctx.expected.expected_final_response is None:
-        return None
-    messages = judge_messages(
-        TASK,
-        ("user_input", ctx.actual.user_input or ctx.expected.user_content.get_text()),
-        ("expected_response", ctx.expected.expected_final_response.get_text()),
-        ("tool_calls", tool_calls_block(ctx)),
-        ("agent_response", ctx.actual.final_response or ""),
-    )
-    verdicts: list[ScoreVerdict] = await sampled(ctx, messages, ScoreVerdict)
-    return scored(ctx, [(v.score, v.reason) for v in verdicts])
+    return await against_reference(ctx, TASK, with_tool_calls=True)

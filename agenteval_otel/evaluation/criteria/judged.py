@@ -23,6 +23,7 @@ from agenteval_otel.judge import DATA_RULE, JudgeClient, data_block
 from agenteval_otel.trajectory.steps import StepType
 
 __all__ = [
+    "against_reference",
     "JUDGED_CRITERIA",
     "JudgeNotConfiguredError",
     "ScoreVerdict",
@@ -120,3 +121,20 @@ def scored(ctx: CriterionContext, samples: Sequence[tuple[float, str]], *, low: 
     if clamped:
         reason = f"{reason} (score clamped to [{low:g}, {high:g}])".strip()
     return Score(statistics.fmean(normalised), reason, extra)
+
+
+async def against_reference(ctx: CriterionContext, task: str, *, with_tool_calls: bool = False) -> Score | None:
+    """The judge's score of the final response against the expected one (and the turn's tool
+    calls when ``with_tool_calls``); ``None`` for a turn with no expected response."""
+    judge_of(ctx)
+    if ctx.expected is None or ctx.expected.expected_final_response is None:
+        return None
+    blocks: list[tuple[str, Any]] = [
+        ("user_input", ctx.actual.user_input or ctx.expected.user_content.get_text()),
+        ("expected_response", ctx.expected.expected_final_response.get_text()),
+    ]
+    if with_tool_calls:
+        blocks.append(("tool_calls", tool_calls_block(ctx)))
+    blocks.append(("agent_response", ctx.actual.final_response or ""))
+    verdicts: list[ScoreVerdict] = await sampled(ctx, judge_messages(task, *blocks), ScoreVerdict)
+    return scored(ctx, [(v.score, v.reason) for v in verdicts])

@@ -5,14 +5,7 @@ scored; an empty agent response is judged like any other."""
 from __future__ import annotations
 
 from agenteval_otel.evaluation.criteria.context import CriterionContext
-from agenteval_otel.evaluation.criteria.judged import (
-    JUDGED_CRITERIA,
-    ScoreVerdict,
-    judge_messages,
-    judge_of,
-    sampled,
-    scored,
-)
+from agenteval_otel.evaluation.criteria.judged import JUDGED_CRITERIA, against_reference
 from agenteval_otel.evaluation.criteria.registry import Score, criterion
 
 __all__ = ["llm_judge"]
@@ -29,14 +22,4 @@ _ALIASES, _THRESHOLD = JUDGED_CRITERIA["llm_judge"]
 @criterion("llm_judge", aliases=_ALIASES, default_threshold=_THRESHOLD)
 async def llm_judge(ctx: CriterionContext) -> Score | None:
     """The judge's semantic match of the actual to the expected final response."""
-    judge_of(ctx)
-    if ctx.expected is None or ctx.expected.expected_final_response is None:
-        return None
-    messages = judge_messages(
-        TASK,
-        ("user_input", ctx.actual.user_input or ctx.expected.user_content.get_text()),
-        ("expected_response", ctx.expected.expected_final_response.get_text()),
-        ("agent_response", ctx.actual.final_response or ""),
-    )
-    verdicts: list[ScoreVerdict] = await sampled(ctx, messages, ScoreVerdict)
-    return scored(ctx, [(v.score, v.reason) for v in verdicts])
+    return await against_reference(ctx, TASK)
