@@ -25,21 +25,18 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import importlib
 import inspect
 import json
 import logging
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.models import MessageContent, SessionInput
-from agenteval_otel.evaluation.modules import import_file
+from agenteval_otel.evaluation.modules import load_object
 
 __all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "load_agent", "reply_text"]
 
@@ -208,25 +205,4 @@ def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | Non
 
 def load_agent(spec: str) -> Any:
     """The object named by ``"module:attr"`` or ``"path/to/file.py:attr"``."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"--agent {spec!r}: expected 'module:attribute' or 'file.py:attribute'")
-    if module_name.endswith(".py") or "/" in module_name:
-        path = Path(module_name)
-        if not path.is_file():
-            raise ConfigError(f"--agent {spec!r}: no such file {path}")
-        try:
-            module = import_file(path, "agenteval_agent_")
-        except ImportError as exc:
-            raise ConfigError(f"--agent {spec!r}: cannot import {path} ({exc})") from None
-    else:
-        if "" not in sys.path and str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ConfigError(f"--agent {spec!r}: cannot import {module_name!r} ({exc})") from None
-    try:
-        return functools.reduce(getattr, attr.split("."), module)
-    except AttributeError:
-        raise ConfigError(f"--agent {spec!r}: {module_name} has no attribute {attr!r}") from None
+    return load_object(spec, f"--agent {spec!r}", prefix="agenteval_agent_")

@@ -1,4 +1,5 @@
-"""Importing users' own Python files (agents, criteria) without disturbing any other module.
+"""Importing users' own Python files (agents, criteria, parsers) without disturbing any other
+module, and finding the objects they name (``module:attr``, ``path/to/file.py:attr``).
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -10,13 +11,18 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-__all__ = ["import_file"]
+from agenteval_otel.errors import ConfigError
+
+__all__ = ["import_file", "load_object"]
 
 
 def import_file(path: Path, prefix: str) -> ModuleType:
@@ -46,3 +52,34 @@ def import_file(path: Path, prefix: str) -> ModuleType:
         del sys.modules[private_name]
         raise
     return module
+
+
+def load_object(
+    spec: str, label: str, *, prefix: str, error: type[ConfigError] = ConfigError, dotted: bool = False
+) -> Any:
+    """The object ``spec`` names: ``module:attr`` or ``path/to/file.py:attr`` (and, with
+    ``dotted``, ``package.module.attr``); the current folder is importable. Anything that goes
+    wrong raises ``error`` with ``label`` and what was expected or found."""
+    module_name, sep, attribute = spec.rpartition(":") if ":" in spec or not dotted else spec.rpartition(".")
+    if not sep or not module_name or not attribute:
+        forms = "'module:attribute', 'package.module.attribute'" if dotted else "'module:attribute'"
+        raise error(f"{label}: expected {forms} or 'path/to/file.py:attribute'")
+    if module_name.endswith(".py") or "/" in module_name or "\\" in module_name:
+        path = Path(module_name)
+        if not path.is_file():
+            raise error(f"{label}: no such file {path}")
+        try:
+            module = import_file(path, prefix)
+        except Exception as exc:
+            raise error(f"{label}: cannot import {path} ({type(exc).__name__}: {exc})") from None
+    else:
+        if "" not in sys.path and str(Path.cwd()) not in sys.path:
+            sys.path.insert(0, str(Path.cwd()))
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise error(f"{label}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
+    try:
+        return functools.reduce(getattr, attribute.split("."), module)
+    except AttributeError:
+        raise error(f"{label}: {module_name} has no attribute {attribute!r}") from None

@@ -15,16 +15,12 @@ agenteval_otel.errors.JudgeOutputError: the grader's reply gave no usable scores
 
 from __future__ import annotations
 
-import functools
-import importlib
 import math
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from agenteval_otel.errors import GraderError, JudgeOutputError
-from agenteval_otel.evaluation.modules import import_file
+from agenteval_otel.evaluation.modules import load_object
 from agenteval_otel.judge.output import json_candidates
 
 __all__ = ["ResponseParser", "load_parser", "metric_scores", "parse_json_response", "parser_name"]
@@ -72,29 +68,7 @@ def load_parser(spec: str) -> ResponseParser:
     """The function named by ``package.module:function``, ``package.module.function`` or
     ``path/to/file.py:function``; ``GraderError`` when it cannot be found or is not callable."""
     label = f"grader response parser {spec!r}"
-    module_name, sep, attribute = spec.rpartition(":") if ":" in spec else spec.rpartition(".")
-    if not sep or not module_name or not attribute:
-        raise GraderError(f"{label}: expected 'package.module:function', 'package.module.function' "
-                          "or 'path/to/file.py:function'")
-    if module_name.endswith(".py") or "/" in module_name or "\\" in module_name:
-        path = Path(module_name)
-        if not path.is_file():
-            raise GraderError(f"{label}: no such file {path}")
-        try:
-            module = import_file(path, "agenteval_grader_")
-        except Exception as exc:
-            raise GraderError(f"{label}: cannot import {path} ({type(exc).__name__}: {exc})") from None
-    else:
-        if "" not in sys.path and str(Path.cwd()) not in sys.path:
-            sys.path.insert(0, str(Path.cwd()))
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as exc:
-            raise GraderError(f"{label}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
-    try:
-        parser = functools.reduce(getattr, attribute.split("."), module)
-    except AttributeError:
-        raise GraderError(f"{label}: {module_name} has no attribute {attribute!r}") from None
+    parser = load_object(spec, label, prefix="agenteval_grader_", error=GraderError, dotted=True)
     if not callable(parser):
-        raise GraderError(f"{label}: {attribute} is not a function (got {type(parser).__name__})")
+        raise GraderError(f"{label}: is not a function (got {type(parser).__name__})")
     return parser  # type: ignore[no-any-return]

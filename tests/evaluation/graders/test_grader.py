@@ -105,7 +105,7 @@ def test_a_parser_that_returns_no_numbers_or_raises_gives_an_error_result_naming
     ("no_such_module_anywhere:parse", "cannot import 'no_such_module_anywhere'"),
     ("json:no_such_function", "json has no attribute 'no_such_function'"),
     ("json:__doc__", "is not a function"),
-    ("parse", "expected 'package.module:function'"),
+    ("parse", "expected 'module:attribute', 'package.module.attribute'"),
 ])
 def test_a_parser_that_cannot_be_found_is_refused_when_the_grader_is_made(spec: str, message: str) -> None:
     with pytest.raises(GraderError, match=message):
