@@ -1,20 +1,28 @@
 """Per-call cost of our decorators against a bare call, raw OpenTelemetry and peer SDKs.
 
-    python bench/decorators.py [--rounds 21] [--calls 1000] [--no-peers]
+    python bench/decorators.py [--rounds 31] [--calls 1000] [--no-peers]
 
 Every variant runs the same work (a tool returning a small dict; or an agent calling a node
 calling that tool) through a real SDK ``TracerProvider`` with a ``BatchSpanProcessor`` over an
 exporter that discards: ours and raw OpenTelemetry share one provider, OpenInference's
 ``OITracer`` wraps a tracer of that same provider, traceloop-sdk and langfuse build their own
 provider of the same kind over the same discarding exporter. Variants of a case run interleaved in
-a shuffled order, ``--calls`` calls per batch, ``--rounds`` rounds after a warm-up round. A batch
-is timed in CPU time of the process (its export thread included), so other load on the machine
-does not count. The table shows the median µs per call and the ratio to raw
-``tracer.start_as_current_span`` (one span, or three nested for agent → node → tool). "content
+a shuffled order, ``--calls`` calls per batch, ``--rounds`` rounds after a warm-up round. Before
+each batch the garbage of the previous one is collected and every provider is flushed, so no batch
+pays for another's exports. A batch is timed in CPU time of the process (its export thread
+included), so other load on the machine does not count. The table shows the median µs per call and the ratio to raw
+``tracer.start_as_current_span`` (one span, or three nested for agent → node → tool): the median
+over rounds of the ratio within a round, where both ran side by side, so load that drifts between
+rounds cancels out. "content
 on" captures arguments and results (traceloop ``TRACELOOP_TRACE_CONTENT``, OpenInference
 ``hide_inputs``/``hide_outputs``, langfuse ``capture_input``/``capture_output``); "off" does not.
 Peers that are not installed (the ``bench`` extra) are reported as skipped. traceloop's ``@task``,
 ``@tool`` and ``@agent`` share one implementation; the table uses the kind that matches each step.
+
+Then the ``TrajectoryProcessor`` against a ``BatchSpanProcessor``: the CPU time of ``on_end`` on the
+app thread over the same finished spans (agent → node → tool traces), interleaved; and the app's
+wall time while it produces those traces with and without a ``TrajectoryProcessor`` on its
+provider (its threads buffer and assemble meanwhile). Every figure is printed next to its target.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import os
 import platform
 import random
@@ -33,18 +42,31 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel.tracing import agent, configure, node, tool
+from agenteval_otel.tracing import agent, configure, node, routed_to, tool
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
+from agenteval_otel.trajectory import TrajectoryProcessor
 
 TARGETS = {
     ("tool", True): 1.5,
     ("tool", False): 1.15,
+    ("tool (async)", True): 1.5,
+    ("tool (async)", False): 1.15,
     ("agent → node → tool", True): 1.6,
     ("agent → node → tool", False): 1.6,
 }
+"""Our decorators' ratio to raw OpenTelemetry, at most."""
+ON_END_TARGET = 1.1
+"""``TrajectoryProcessor.on_end`` against ``BatchSpanProcessor.on_end`` on the app thread, at most."""
 QUERY = "weather in Tokyo"
 
 
@@ -143,6 +165,7 @@ class Peer:
     version: str
     decorate: Callable[[bool], Decorate]
     prepare: Callable[[bool], None] = lambda capture: None
+    flush: Callable[[], object] = lambda: None
 
 
 def traceloop_peer() -> Peer:
@@ -158,11 +181,13 @@ def traceloop_peer() -> Peer:
     def prepare(capture: bool) -> None:
         os.environ["TRACELOOP_TRACE_CONTENT"] = "true" if capture else "false"
 
+    own = trace.get_tracer_provider()  # traceloop sets its provider as the global one
     return Peer(
         "traceloop-sdk",
         metadata.version("traceloop-sdk"),
         lambda capture: lambda kind, name: kinds[kind](name=name),
         prepare,
+        getattr(own, "force_flush", lambda: None),
     )
 
 
@@ -187,11 +212,12 @@ def openinference_peer(provider: TracerProvider) -> Peer:
 def langfuse_peer() -> Peer:
     from langfuse import Langfuse, observe
 
+    own = TracerProvider()
     Langfuse(
         public_key="pk-lf-bench",
         secret_key="sk-lf-bench",
         base_url="http://127.0.0.1:9",
-        tracer_provider=TracerProvider(),
+        tracer_provider=own,
         span_exporter=DiscardingExporter(),
     )
     types = {"agent": "agent", "node": "chain", "tool": "tool"}
@@ -202,7 +228,7 @@ def langfuse_peer() -> Peer:
 
         return with_options
 
-    return Peer("langfuse", metadata.version("langfuse"), decorate)
+    return Peer("langfuse", metadata.version("langfuse"), decorate, flush=own.force_flush)
 
 
 def load_peers(provider: TracerProvider) -> tuple[list[Peer], list[str]]:
@@ -220,7 +246,7 @@ def load_peers(provider: TracerProvider) -> tuple[list[Peer], list[str]]:
     return peers, skipped
 
 
-# --- measuring -----------------------------------------------------------------------------------
+# --- measuring the decorators --------------------------------------------------------------------
 @dataclass
 class Variant:
     label: str
@@ -243,12 +269,22 @@ async def _await_batch(call: Callable[..., Any], argument: str, calls: int) -> N
         await call(argument)
 
 
-def measure(case: Case, rounds: int, calls: int, loop: asyncio.AbstractEventLoop) -> None:
+def settle(flushes: Sequence[Callable[[], object]]) -> None:
+    """Start a batch clean: the last one's garbage collected and its spans exported (untimed)."""
+    for flush in flushes:
+        flush()
+    gc.collect()
+
+
+def measure(
+    case: Case, rounds: int, calls: int, loop: asyncio.AbstractEventLoop, flushes: Sequence[Callable[[], object]]
+) -> None:
     variants = list(case.variants)
     for round_number in range(rounds + 1):  # round 0 warms up
         random.shuffle(variants)
         for variant in variants:
             variant.prepare()
+            settle(flushes)
             call, argument = variant.call, case.argument
             started = time.process_time_ns()
             if case.asynchronous:
@@ -282,7 +318,98 @@ def build_cases(provider: TracerProvider, peers: list[Peer]) -> list[Case]:
     return cases
 
 
-def report(cases: list[Case], skipped: list[str], peers: list[Peer], rounds: int, calls: int) -> None:
+# --- measuring the TrajectoryProcessor ------------------------------------------------------------
+def finished_traces(traces: int) -> list[ReadableSpan]:
+    """The finished spans of ``traces`` agent → node → tool runs (content on), in the order they ended."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    set_active_policy(ContentPolicy(capture=True))
+    run = build_nested(ours)
+    with routed_to(provider):
+        for _ in range(traces):
+            run(QUERY)
+    provider.shutdown()
+    return list(exporter.get_finished_spans())
+
+
+def paired_ratio(samples: list[float], baseline: list[float]) -> float:
+    """The median over rounds of ``samples[round] / baseline[round]`` (measured side by side)."""
+    return statistics.median(value / base for value, base in zip(samples, baseline, strict=True))
+
+
+def measure_on_end(spans: list[ReadableSpan], rounds: int) -> dict[str, list[float]]:
+    """µs of CPU time on the app thread per ``on_end`` call, per processor and round, interleaved."""
+    processors: dict[str, SpanProcessor] = {
+        "BatchSpanProcessor": BatchSpanProcessor(DiscardingExporter()),
+        "TrajectoryProcessor": TrajectoryProcessor(max_queued_traces=len(spans), max_pending_spans=2 * len(spans)),
+    }
+    samples: dict[str, list[float]] = {label: [] for label in processors}
+    order = list(processors.items())
+    try:
+        for round_number in range(rounds + 1):
+            random.shuffle(order)
+            for label, processor in order:
+                settle([processor.force_flush])
+                on_end = processor.on_end
+                started = time.thread_time_ns()
+                for span in spans:
+                    on_end(span)
+                elapsed = time.thread_time_ns() - started
+                if round_number:
+                    samples[label].append(elapsed / len(spans) / 1000)
+    finally:
+        for processor in processors.values():
+            processor.shutdown()
+    return samples
+
+
+def measure_app_wall_time(rounds: int, runs: int) -> dict[str, list[float]]:
+    """ms of wall time for ``runs`` agent → node → tool runs, without and with a
+    ``TrajectoryProcessor`` next to the ``BatchSpanProcessor``, per round, interleaved."""
+    without = batch_provider()
+    with_processor = batch_provider()
+    processor = TrajectoryProcessor(max_queued_traces=2 * runs)
+    with_processor.add_span_processor(processor)
+    providers = {"without": without, "with TrajectoryProcessor": with_processor}
+    samples: dict[str, list[float]] = {label: [] for label in providers}
+    set_active_policy(ContentPolicy(capture=True))
+    run = build_nested(ours)
+    order = list(providers.items())
+    try:
+        for round_number in range(rounds + 1):
+            random.shuffle(order)
+            for label, provider in order:
+                settle([without.force_flush, with_processor.force_flush])
+                with routed_to(provider):
+                    started = time.perf_counter_ns()
+                    for _ in range(runs):
+                        run(QUERY)
+                    elapsed = time.perf_counter_ns() - started
+                if round_number:
+                    samples[label].append(elapsed / 1e6)
+    finally:
+        without.shutdown()
+        with_processor.shutdown()
+    return samples
+
+
+# --- the report ------------------------------------------------------------------------------------
+def _verdict(ratio: float, target: float) -> str:
+    return f"≤ {target}× {'met' if ratio <= target else 'MISSED'}"
+
+
+def report(
+    cases: list[Case],
+    skipped: list[str],
+    peers: list[Peer],
+    rounds: int,
+    calls: int,
+    on_end: dict[str, list[float]],
+    wall: dict[str, list[float]],
+    wall_runs: int,
+) -> bool:
+    """Print the tables; whether every target was met."""
     versions = ", ".join(f"{p.label} {p.version}" for p in peers) or "none"
     print(
         f"Python {platform.python_version()}, opentelemetry-sdk {metadata.version('opentelemetry-sdk')}, "
@@ -291,30 +418,44 @@ def report(cases: list[Case], skipped: list[str], peers: list[Peer], rounds: int
     if skipped:
         print("skipped: " + "; ".join(skipped))
     print()
-    print("| shape | content | SDK | µs/call (median) | × raw OTel |")
-    print("|---|---|---|---:|---:|")
-    verdicts = []
+    print("| shape | content | SDK | µs/call (median) | × raw OTel | target |")
+    print("|---|---|---|---:|---:|---|")
+    met = True
     for case in cases:
-        medians = {v.label: statistics.median(v.samples) for v in case.variants}
-        raw = medians["raw OTel"]
-        for label, median in medians.items():
-            print(f"| {case.shape} | {'on' if case.capture else 'off'} | {label} | {median:.2f} | {median / raw:.2f} |")
-        target = TARGETS.get((case.shape.replace(" (async)", ""), case.capture))
-        if target is not None:
-            ratio = medians["agenteval-otel"] / raw
-            mark = "ok" if ratio <= target else "OVER"
-            verdicts.append(
-                f"{case.shape}, content {'on' if case.capture else 'off'}: {ratio:.2f}× (target ≤ {target}×) {mark}"
-            )
+        raw = next(v for v in case.variants if v.label == "raw OTel").samples
+        target = TARGETS.get((case.shape, case.capture))
+        for variant in case.variants:
+            ratio = paired_ratio(variant.samples, raw)
+            verdict = ""
+            if variant.label == "agenteval-otel" and target is not None:
+                verdict = _verdict(ratio, target)
+                met = met and ratio <= target
+            content = "on" if case.capture else "off"
+            median = statistics.median(variant.samples)
+            print(f"| {case.shape} | {content} | {variant.label} | {median:.2f} | {ratio:.2f} | {verdict} |")
     print()
-    print("agenteval-otel against its targets:")
-    for verdict in verdicts:
-        print(f"  {verdict}")
+    print("| span processor | median | × BatchSpanProcessor, × without | target |")
+    print("|---|---:|---:|---|")
+    for label, samples in on_end.items():
+        ratio = paired_ratio(samples, on_end["BatchSpanProcessor"])
+        verdict = ""
+        if label == "TrajectoryProcessor":
+            verdict = _verdict(ratio, ON_END_TARGET)
+            met = met and ratio <= ON_END_TARGET
+        median = statistics.median(samples)
+        print(f"| {label}.on_end, CPU time of the app thread | {median:.2f} µs/span | {ratio:.2f} | {verdict} |")
+    for label, samples in wall.items():
+        ratio = paired_ratio(samples, wall["without"])
+        median = statistics.median(samples)
+        print(f"| app wall time, {wall_runs} agent runs, {label} | {median:.1f} ms | {ratio:.2f} | reported |")
+    print()
+    print(f"every target {'met' if met else 'NOT met'} (ratios measured side by side in this run)")
+    return met
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=21, help="measured rounds per case (default 21)")
+    parser.add_argument("--rounds", type=int, default=31, help="measured rounds per case (default 31)")
     parser.add_argument("--calls", type=int, default=1000, help="calls per batch (default 1000)")
     parser.add_argument("--no-peers", action="store_true", help="measure only bare, raw OTel and ours")
     args = parser.parse_args(argv)
@@ -326,15 +467,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     handle = configure(tracer_provider=provider, set_global=False)
     peers, skipped = ([], ["all peers (--no-peers)"]) if args.no_peers else load_peers(provider)
     cases = build_cases(provider, peers)
+    flushes = [provider.force_flush, *(peer.flush for peer in peers)]
     loop = asyncio.new_event_loop()
     try:
         for case in cases:
-            measure(case, args.rounds, args.calls, loop)
+            measure(case, args.rounds, args.calls, loop, flushes)
+        spans = finished_traces(max(1, args.calls // 3))
+        on_end = measure_on_end(spans, args.rounds)
+        wall_runs = max(1, args.calls // 4)
+        wall = measure_app_wall_time(args.rounds, wall_runs)
     finally:
         loop.close()
         handle.shutdown(timeout=10)
-    report(cases, skipped, peers, args.rounds, args.calls)
-    return 0
+    met = report(cases, skipped, peers, args.rounds, args.calls, on_end, wall, wall_runs)
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -21,12 +21,15 @@ from typing import Any, ClassVar, Final
 import orjson
 from opentelemetry import context as otel_context
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
-from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.tracing import content as _content
+from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing.content import REDACTED, ContentPolicy, active_policy
+from agenteval_otel.tracing._runtime import with_span
+from agenteval_otel.tracing.content import REDACTED, ContentPolicy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
@@ -37,7 +40,6 @@ _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
 
 _set_value = otel_context.set_value
-_set_span = set_span_in_context
 _PRIMITIVES: Final = (str, bool, int, float)
 _ABSENT: Final = object()
 
@@ -82,25 +84,30 @@ class Step:
         try:
             if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
                 return None
-            span = (tracer or current_tracer()).start_span(self.span_name, parent)
+            if tracer is None:  # the cached tracer while the routed provider is the one it is for
+                routed = _providers._routed
+                cached_provider, tracer = _providers._cache
+                if routed is None or routed is not cached_provider or tracer is None:
+                    tracer = current_tracer()
+            span = tracer.start_span(self.span_name, parent)
             recording = span.is_recording()
         except Exception:
             self.report("starting the span")
             return None
         if not recording:
-            return span, None, _set_span(span, parent)
+            return span, None, with_span(span, parent)
         pending = self.attributes.copy()
         try:
-            context = self.open(span, parent, pending, active_policy(), args, kwargs)
+            context = self.open(span, parent, pending, _content._active, args, kwargs)
         except Exception:
             self.report("recording the inputs")
             context = parent
-        return span, pending, _set_span(span, context)
+        return span, pending, with_span(span, context)
 
     def end(self, span: Span, pending: dict[str, Any] | None, result: Any) -> None:
         """Set the attributes (the result's included) in one call and end the span."""
         if pending is not None:
-            policy = active_policy()
+            policy = _content._active
             if policy.capture or self.structural_result:
                 try:
                     self.add_result(pending, policy, result)
@@ -124,7 +131,7 @@ class Step:
             except Exception:
                 self.report("setting attributes")
             try:  # cleaned like content: the message and the stack trace may quote secrets
-                policy = active_policy()
+                policy = _content._active
                 span.set_status(Status(StatusCode.ERROR, policy.clean(_description(error))))
                 span.add_event(attr.EXCEPTION_EVENT, _exception_attributes(error, policy))
             except Exception:

@@ -31,9 +31,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, overload
 
-from opentelemetry import context as otel_context
-
 from agenteval_otel.tracing._binding import ArgumentBinder
+from agenteval_otel.tracing._runtime import attach as _attach
+from agenteval_otel.tracing._runtime import detach as _detach
+from agenteval_otel.tracing._runtime import get_current as _get_current
 from agenteval_otel.tracing._steps import AgentStep, ConditionalStep, MessageStep, NodeStep, Step, ToolStep
 from agenteval_otel.tracing.content import active_policy
 from agenteval_otel.tracing.lifecycle import StepRun
@@ -47,19 +48,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _MAX_COLLECTED: Final = 10_000
 
-_attach = otel_context.attach
-_detach = otel_context.detach
-_get_current = otel_context.get_current
-
 
 # --- wrappers, one per function shape ------------------------------------------------------------
 # The sync and async wrappers are the hot path: they inline the span's life so that a call costs
 # two method calls of ours (``begin``, ``end``) on top of the SDK's work: the same ``Step`` calls
-# a ``StepRun`` (the public lifecycle) makes, without the object. Generators, resumed many times,
-# run as a ``StepRun``.
+# a ``StepRun`` (the public lifecycle) makes, without the object. Everything that does not depend
+# on the call (the step's bound methods, the context functions) is looked up once, when the
+# function is decorated. The async wrapper is the one coroutine that awaits the function's own.
+# Generators, resumed many times, run as a ``StepRun``.
 def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
+    begin, end, fail = step.begin, step.end, step.fail
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        opened = step.begin(_get_current(), args, kwargs)
+        opened = begin(_get_current(), args, kwargs)
         if opened is None:
             return fn(*args, **kwargs)
         span, pending, context = opened
@@ -68,18 +69,20 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
             result = fn(*args, **kwargs)
         except BaseException as error:
             _detach(token)
-            step.fail(span, pending, error)
+            fail(span, pending, error)
             raise
         _detach(token)
-        step.end(span, pending, result)
+        end(span, pending, result)
         return result
 
     return wrapper
 
 
 def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
+    begin, end, fail = step.begin, step.end, step.fail
+
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        opened = step.begin(_get_current(), args, kwargs)
+        opened = begin(_get_current(), args, kwargs)
         if opened is None:
             return await fn(*args, **kwargs)
         span, pending, context = opened
@@ -88,10 +91,10 @@ def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
             result = await fn(*args, **kwargs)
         except BaseException as error:
             _detach(token)
-            step.fail(span, pending, error)
+            fail(span, pending, error)
             raise
         _detach(token)
-        step.end(span, pending, result)
+        end(span, pending, result)
         return result
 
     return wrapper

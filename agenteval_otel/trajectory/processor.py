@@ -50,7 +50,7 @@ TrajectoryCallback = Callable[[Trajectory], None]
 """Called (on the processor's worker thread) with each finished trajectory."""
 
 DEFAULT_TIMEOUT_MILLIS = 30000
-_CHUNK = 256
+_CHUNK = 32
 """Spans the intake thread buffers before it gives the GIL up."""
 _COUNTED = " (further drops are counted, not logged)"
 
