@@ -1,28 +1,30 @@
 """Per-call cost of our decorators against a bare call, raw OpenTelemetry and peer SDKs.
 
-    python bench/decorators.py [--rounds 31] [--calls 1000] [--no-peers]
+    python bench/decorators.py [--rounds 201] [--calls 150] [--no-peers]
 
 Every variant runs the same work (a tool returning a small dict; or an agent calling a node
 calling that tool) through a real SDK ``TracerProvider`` with a ``BatchSpanProcessor`` over an
 exporter that discards: ours and raw OpenTelemetry share one provider, OpenInference's
 ``OITracer`` wraps a tracer of that same provider, traceloop-sdk and langfuse build their own
 provider of the same kind over the same discarding exporter. Variants of a case run interleaved in
-a shuffled order, ``--calls`` calls per batch, ``--rounds`` rounds after a warm-up round. Before
-each batch the garbage of the previous one is collected and every provider is flushed, so no batch
-pays for another's exports. A batch is timed in CPU time of the process (its export thread
-included), so other load on the machine does not count. The table shows the median µs per call and the ratio to raw
-``tracer.start_as_current_span`` (one span, or three nested for agent → node → tool): the median
-over rounds of the ratio within a round, where both ran side by side, so load that drifts between
-rounds cancels out. "content
-on" captures arguments and results (traceloop ``TRACELOOP_TRACE_CONTENT``, OpenInference
-``hide_inputs``/``hide_outputs``, langfuse ``capture_input``/``capture_output``); "off" does not.
-Peers that are not installed (the ``bench`` extra) are reported as skipped. traceloop's ``@task``,
-``@tool`` and ``@agent`` share one implementation; the table uses the kind that matches each step.
+a shuffled order, ``--calls`` calls per batch, ``--rounds`` rounds after a warm-up round: many
+short rounds, so that load on the machine, which drifts, hits the variants of a round alike. Each
+round starts with a garbage collection, each batch with every provider's queue empty; a batch is
+timed in CPU time of the process, its variant's exports included (the batch ends by flushing its
+provider), so other load on the machine does not count and no batch pays for another's exports.
+The table shows the median µs per call and the ratio to raw ``tracer.start_as_current_span`` (one
+span, or three nested for agent → node → tool): the median over rounds of the ratio within a
+round, where both ran side by side. "content on" captures arguments and results (traceloop
+``TRACELOOP_TRACE_CONTENT``, OpenInference ``hide_inputs``/``hide_outputs``, langfuse
+``capture_input``/``capture_output``); "off" does not. Peers that are not installed (the ``bench``
+extra) are reported as skipped. traceloop's ``@task``, ``@tool`` and ``@agent`` share one
+implementation; the table uses the kind that matches each step.
 
 Then the ``TrajectoryProcessor`` against a ``BatchSpanProcessor``: the CPU time of ``on_end`` on the
 app thread over the same finished spans (agent → node → tool traces), interleaved; and the app's
-wall time while it produces those traces with and without a ``TrajectoryProcessor`` on its
-provider (its threads buffer and assemble meanwhile). Every figure is printed next to its target.
+wall time while it produces such traces with and without a ``TrajectoryProcessor`` on its provider
+(its threads buffer and assemble meanwhile; reported, no target). Every figure is printed next to
+its target; the exit status is 1 when one is missed.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ TARGETS = {
 ON_END_TARGET = 1.1
 """``TrajectoryProcessor.on_end`` against ``BatchSpanProcessor.on_end`` on the app thread, at most."""
 QUERY = "weather in Tokyo"
+PROCESSOR_TRACES = 1000
+"""agent → node → tool traces whose finished spans each processor's ``on_end`` takes per batch."""
+APP_RUNS = 250
+"""agent → node → tool runs per batch of the app whose wall time is measured."""
+PROCESSOR_ROUNDS = 15
+"""Interleaved rounds of the processor measurements."""
 
 
 class DiscardingExporter(SpanExporter):
@@ -251,6 +259,8 @@ def load_peers(provider: TracerProvider) -> tuple[list[Peer], list[str]]:
 class Variant:
     label: str
     call: Callable[..., Any]
+    flush: Callable[[], object]
+    """Exports what the batch's spans left queued: timed with the batch, so each pays its own exports."""
     prepare: Callable[[], None] = lambda: None
     samples: list[float] = field(default_factory=list)
 
@@ -270,10 +280,9 @@ async def _await_batch(call: Callable[..., Any], argument: str, calls: int) -> N
 
 
 def settle(flushes: Sequence[Callable[[], object]]) -> None:
-    """Start a batch clean: the last one's garbage collected and its spans exported (untimed)."""
+    """Start a batch with every provider's queue empty: no batch pays for another's exports (untimed)."""
     for flush in flushes:
         flush()
-    gc.collect()
 
 
 def measure(
@@ -282,6 +291,7 @@ def measure(
     variants = list(case.variants)
     for round_number in range(rounds + 1):  # round 0 warms up
         random.shuffle(variants)
+        gc.collect()  # the garbage of the last round is not this round's to collect
         for variant in variants:
             variant.prepare()
             settle(flushes)
@@ -292,6 +302,7 @@ def measure(
             else:
                 for _ in range(calls):
                     call(argument)
+            variant.flush()
             elapsed = time.process_time_ns() - started
             if round_number:
                 variant.samples.append(elapsed / calls / 1000)
@@ -306,13 +317,20 @@ def build_cases(provider: TracerProvider, peers: list[Peer]) -> list[Case]:
         for capture in (True, False):
             argument = QUERY if shape == "agent → node → tool" else "Tokyo"
             variants = [
-                Variant("bare call", build(plain)),
-                Variant("raw OTel", raw[shape]),
-                Variant("agenteval-otel", build(ours), functools.partial(set_active_policy, policies[capture])),
+                Variant("bare call", build(plain), provider.force_flush),
+                Variant("raw OTel", raw[shape], provider.force_flush),
+                Variant(
+                    "agenteval-otel",
+                    build(ours),
+                    provider.force_flush,
+                    functools.partial(set_active_policy, policies[capture]),
+                ),
             ]
             for peer in peers:
                 variants.append(
-                    Variant(peer.label, build(peer.decorate(capture)), functools.partial(peer.prepare, capture))
+                    Variant(
+                        peer.label, build(peer.decorate(capture)), peer.flush, functools.partial(peer.prepare, capture)
+                    )
                 )
             cases.append(Case(shape, capture, argument, variants, asynchronous=shape.endswith("(async)")))
     return cases
@@ -349,6 +367,7 @@ def measure_on_end(spans: list[ReadableSpan], rounds: int) -> dict[str, list[flo
     try:
         for round_number in range(rounds + 1):
             random.shuffle(order)
+            gc.collect()
             for label, processor in order:
                 settle([processor.force_flush])
                 on_end = processor.on_end
@@ -379,6 +398,7 @@ def measure_app_wall_time(rounds: int, runs: int) -> dict[str, list[float]]:
     try:
         for round_number in range(rounds + 1):
             random.shuffle(order)
+            gc.collect()
             for label, provider in order:
                 settle([without.force_flush, with_processor.force_flush])
                 with routed_to(provider):
@@ -455,8 +475,8 @@ def report(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=31, help="measured rounds per case (default 31)")
-    parser.add_argument("--calls", type=int, default=1000, help="calls per batch (default 1000)")
+    parser.add_argument("--rounds", type=int, default=201, help="measured rounds per case (default 201)")
+    parser.add_argument("--calls", type=int, default=150, help="calls per batch (default 150)")
     parser.add_argument("--no-peers", action="store_true", help="measure only bare, raw OTel and ours")
     args = parser.parse_args(argv)
 
@@ -472,14 +492,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for case in cases:
             measure(case, args.rounds, args.calls, loop, flushes)
-        spans = finished_traces(max(1, args.calls // 3))
-        on_end = measure_on_end(spans, args.rounds)
-        wall_runs = max(1, args.calls // 4)
-        wall = measure_app_wall_time(args.rounds, wall_runs)
+        spans = finished_traces(PROCESSOR_TRACES)
+        on_end = measure_on_end(spans, PROCESSOR_ROUNDS)
+        wall = measure_app_wall_time(PROCESSOR_ROUNDS, APP_RUNS)
     finally:
         loop.close()
         handle.shutdown(timeout=10)
-    met = report(cases, skipped, peers, args.rounds, args.calls, on_end, wall, wall_runs)
+    met = report(cases, skipped, peers, args.rounds, args.calls, on_end, wall, APP_RUNS)
     return 0 if met else 1
 
 

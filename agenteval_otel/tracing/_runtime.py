@@ -20,7 +20,7 @@ from opentelemetry.context import Context
 from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
 from opentelemetry.trace import INVALID_SPAN, Span, set_span_in_context
 
-__all__ = ["attach", "detach", "get_current", "with_span"]
+__all__ = ["SPAN_KEY", "attach", "detach", "detach_failed", "get_current", "reset", "with_span"]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
@@ -40,37 +40,42 @@ def _context_variable() -> ContextVar[Context] | None:
     return variable if isinstance(variable, ContextVar) else None
 
 
+def detach_failed() -> None:
+    """Log a ``reset`` that raised (a token of another context), as the API's ``detach`` does."""
+    _logger.exception("Failed to detach context")
+
+
 _variable = _context_variable()
-_SPAN_KEY = _span_key()
+SPAN_KEY: str | None = _span_key()
+"""The key of the current span in a ``Context`` (``None``: unknown, use :func:`with_span`)."""
 
 get_current: Callable[[], Context]
 attach: Callable[[Context], Token[Context]]
-detach: Callable[[Any], None]
+reset: Callable[[Any], None]
+"""``detach`` without its error handling: the caller catches and calls :func:`detach_failed`."""
 
 if _variable is None:
     get_current = otel_context.get_current
     attach = otel_context.attach
-    detach = otel_context.detach
+    reset = otel_context.detach
 else:
     get_current = _variable.get
     attach = _variable.set
-    _reset = _variable.reset
-
-    def detach(token: Any) -> None:
-        """Make current again what was current before ``attach`` returned ``token``."""
-        try:
-            _reset(token)
-        except Exception:  # a token of another context: logged like the API's detach
-            _logger.exception("Failed to detach context")
+    reset = _variable.reset
 
 
-if _SPAN_KEY is None:
-    with_span: Callable[[Span, Context], Context] = set_span_in_context
-else:
-    _key = _SPAN_KEY
+def detach(token: Any) -> None:
+    """Make current again what was current before ``attach`` returned ``token``; never raises."""
+    try:
+        reset(token)
+    except Exception:  # a token of another context: logged like the API's detach
+        detach_failed()
 
-    def with_span(span: Span, context: Context) -> Context:
-        """``context`` with ``span`` as its current span (``set_span_in_context``)."""
-        values = context.copy()
-        values[_key] = span
-        return Context(values)
+
+def with_span(span: Span, context: Context) -> Context:
+    """``context`` with ``span`` as its current span (``set_span_in_context``)."""
+    if SPAN_KEY is None:
+        return set_span_in_context(span, context)
+    values = context.copy()
+    values[SPAN_KEY] = span
+    return Context(values)

@@ -20,7 +20,8 @@ from typing import Any, ClassVar, Final
 
 import orjson
 from opentelemetry import context as otel_context
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context
+from opentelemetry.sdk.trace import Span as SdkSpan
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
 
@@ -28,7 +29,7 @@ from agenteval_otel import semconv as attr
 from agenteval_otel.tracing import content as _content
 from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing._runtime import with_span
+from agenteval_otel.tracing._runtime import SPAN_KEY, with_span
 from agenteval_otel.tracing.content import REDACTED, ContentPolicy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
@@ -41,6 +42,9 @@ _logger.addHandler(logging.NullHandler())
 
 _set_value = otel_context.set_value
 _PRIMITIVES: Final = (str, bool, int, float)
+_FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
+"""The SDK's span classes: a span of theirs just started records (else the SDK returns a
+``NonRecordingSpan``), so ``is_recording()`` need not be asked."""
 _ABSENT: Final = object()
 
 
@@ -90,7 +94,7 @@ class Step:
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = current_tracer()
             span = tracer.start_span(self.span_name, parent)
-            recording = span.is_recording()
+            recording = type(span) in _FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             self.report("starting the span")
             return None
@@ -102,7 +106,11 @@ class Step:
         except Exception:
             self.report("recording the inputs")
             context = parent
-        return span, pending, with_span(span, context)
+        if SPAN_KEY is None:
+            return span, pending, with_span(span, context)
+        values = context.copy()  # ``with_span``, inline
+        values[SPAN_KEY] = span
+        return span, pending, Context(values)
 
     def end(self, span: Span, pending: dict[str, Any] | None, result: Any) -> None:
         """Set the attributes (the result's included) in one call and end the span."""
@@ -344,8 +352,8 @@ class ToolStep(Step):
         pending[attr.GEN_AI_TOOL_CALL_ID] = (
             call_id if call_id is not None else f"call_{span.get_span_context().span_id:016x}"
         )
-        if policy.capture:
-            self.add_input(pending, policy, self.binder.bind(args, kwargs))
+        if policy.capture:  # what ``add_input`` does, without the call
+            pending[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = policy.json(self.binder.bind(args, kwargs))
         return context
 
     def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:

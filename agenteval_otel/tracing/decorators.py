@@ -34,7 +34,9 @@ from typing import Any, Final, TypeVar, overload
 from agenteval_otel.tracing._binding import ArgumentBinder
 from agenteval_otel.tracing._runtime import attach as _attach
 from agenteval_otel.tracing._runtime import detach as _detach
+from agenteval_otel.tracing._runtime import detach_failed as _detach_failed
 from agenteval_otel.tracing._runtime import get_current as _get_current
+from agenteval_otel.tracing._runtime import reset as _reset
 from agenteval_otel.tracing._steps import AgentStep, ConditionalStep, MessageStep, NodeStep, Step, ToolStep
 from agenteval_otel.tracing.content import active_policy
 from agenteval_otel.tracing.lifecycle import StepRun
@@ -71,7 +73,10 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
             _detach(token)
             fail(span, pending, error)
             raise
-        _detach(token)
+        try:  # ``_detach``, inline
+            _reset(token)
+        except Exception:
+            _detach_failed()
         end(span, pending, result)
         return result
 
@@ -93,7 +98,10 @@ def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
             _detach(token)
             fail(span, pending, error)
             raise
-        _detach(token)
+        try:  # ``_detach``, inline
+            _reset(token)
+        except Exception:
+            _detach_failed()
         end(span, pending, result)
         return result
 
