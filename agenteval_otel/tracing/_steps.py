@@ -5,9 +5,9 @@ that does not change between calls: the span name, the fixed attributes and the 
 plan. A call starts the span and, only when it is recording, gathers the fixed attributes and
 those that depend on the call into one dict, set in a single ``set_attributes`` call when the
 step ends (each attribute call on an SDK span has a fixed cost; one call is the cheapest).
-Samplers see the span name, which carries the operation and the step's name. The decorators call
-``begin``/``end``/``fail`` inline; :mod:`agenteval_otel.tracing.lifecycle` wraps the same three
-calls in a public object.
+Samplers see the span name, which carries the operation and the step's name. The sync and async
+decorators do what ``begin`` does inline (keep them alike) and call ``end``/``fail``;
+:mod:`agenteval_otel.tracing.lifecycle` wraps the same three calls in a public object.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Final
 
 import orjson
 from opentelemetry import context as otel_context
-from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, Context
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.sdk.trace import Span as SdkSpan
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
@@ -29,20 +29,29 @@ from agenteval_otel import semconv as attr
 from agenteval_otel.tracing import content as _content
 from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing._runtime import SPAN_KEY, with_span
+from agenteval_otel.tracing._runtime import with_span
 from agenteval_otel.tracing.content import REDACTED, ContentPolicy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
 
-__all__ = ["AgentStep", "ConditionalStep", "MessageStep", "NodeStep", "Step", "ToolStep", "keyword_binder"]
+__all__ = [
+    "FRESH_SPANS_RECORD",
+    "AgentStep",
+    "ConditionalStep",
+    "MessageStep",
+    "NodeStep",
+    "Step",
+    "ToolStep",
+    "keyword_binder",
+]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
 
 _set_value = otel_context.set_value
 _PRIMITIVES: Final = (str, bool, int, float)
-_FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
+FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
 """The SDK's span classes: a span of theirs just started records (else the SDK returns a
 ``NonRecordingSpan``), so ``is_recording()`` need not be asked."""
 _ABSENT: Final = object()
@@ -94,7 +103,7 @@ class Step:
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = current_tracer()
             span = tracer.start_span(self.span_name, parent)
-            recording = type(span) in _FRESH_SPANS_RECORD or span.is_recording()
+            recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             self.report("starting the span")
             return None
@@ -106,11 +115,7 @@ class Step:
         except Exception:
             self.report("recording the inputs")
             context = parent
-        if SPAN_KEY is None:
-            return span, pending, with_span(span, context)
-        values = context.copy()  # ``with_span``, inline
-        values[SPAN_KEY] = span
-        return span, pending, Context(values)
+        return span, pending, with_span(span, context)
 
     def end(self, span: Span, pending: dict[str, Any] | None, result: Any) -> None:
         """Set the attributes (the result's included) in one call and end the span."""
