@@ -10,12 +10,13 @@ each. Both threads give the GIL up between chunks of spans and between traces, s
 running while they work; a slow callback never holds up the buffering.
 
 Everything is bounded: spans waiting for the intake thread, open traces, spans per trace, queued
-traces, and a time-to-live for traces whose root never ends. What does not fit is dropped and
-counted (``dropped_spans``, ``dropped_traces``), with one warning per kind: a trace the buffer hands out incomplete (expired,
-or the longest-quiet rootless one when too many are open) is dropped whole. Nothing raises into
-the app: a failing callback is logged and counted (``callback_errors``). Our own evaluation spans
-are ignored. A span that ends after its trace's local root has been handed over opens a new
-buffer entry that expires. The counters take in the spans already ended before they answer.
+traces, and a time-to-live for traces whose root never ends (counted from when their first span
+ended). What does not fit is dropped and counted (``dropped_spans``, ``dropped_traces``), with one
+warning per kind: a trace the buffer hands out incomplete (expired, or the longest-quiet rootless
+one when too many are open) is dropped whole. Nothing raises into the app: a failing callback is
+logged and counted (``callback_errors``). Our own evaluation spans are ignored. A span that ends
+after its trace's local root has been handed over opens a new buffer entry that expires. The
+counters, ``force_flush`` and ``shutdown`` first take in the spans already ended.
 
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> provider = TracerProvider()
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
 TrajectoryCallback = Callable[[Trajectory], None]
-"""Called (on the processor's worker thread) with each finished trajectory."""
+"""Called (on the processor's delivery thread) with each finished trajectory."""
 
 DEFAULT_TIMEOUT_MILLIS = 30000
 _CHUNK = 32
