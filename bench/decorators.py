@@ -1,20 +1,30 @@
 """Per-call cost of our decorators against a bare call, raw OpenTelemetry and peer SDKs.
 
-    python bench/decorators.py [--rounds 21] [--calls 1000] [--no-peers]
+    python bench/decorators.py [--rounds 201] [--calls 150] [--no-peers]
 
 Every variant runs the same work (a tool returning a small dict; or an agent calling a node
 calling that tool) through a real SDK ``TracerProvider`` with a ``BatchSpanProcessor`` over an
 exporter that discards: ours and raw OpenTelemetry share one provider, OpenInference's
 ``OITracer`` wraps a tracer of that same provider, traceloop-sdk and langfuse build their own
 provider of the same kind over the same discarding exporter. Variants of a case run interleaved in
-a shuffled order, ``--calls`` calls per batch, ``--rounds`` rounds after a warm-up round. A batch
-is timed in CPU time of the process (its export thread included), so other load on the machine
-does not count. The table shows the median µs per call and the ratio to raw
-``tracer.start_as_current_span`` (one span, or three nested for agent → node → tool). "content
-on" captures arguments and results (traceloop ``TRACELOOP_TRACE_CONTENT``, OpenInference
-``hide_inputs``/``hide_outputs``, langfuse ``capture_input``/``capture_output``); "off" does not.
-Peers that are not installed (the ``bench`` extra) are reported as skipped. traceloop's ``@task``,
-``@tool`` and ``@agent`` share one implementation; the table uses the kind that matches each step.
+a shuffled order, ``--calls`` calls per batch, ``--rounds`` rounds after a warm-up round: many
+short rounds, so that load on the machine, which drifts, hits the variants of a round alike. Each
+round starts with a garbage collection, each batch with every provider's queue empty; a batch is
+timed in CPU time of the process, its variant's exports included (the batch ends by flushing its
+provider), so other load on the machine does not count and no batch pays for another's exports.
+The table shows the median µs per call and the ratio to raw ``tracer.start_as_current_span`` (one
+span, or three nested for agent → node → tool): the median over rounds of the ratio within a
+round, where both ran side by side. "content on" captures arguments and results (traceloop
+``TRACELOOP_TRACE_CONTENT``, OpenInference ``hide_inputs``/``hide_outputs``, langfuse
+``capture_input``/``capture_output``); "off" does not. Peers that are not installed (the ``bench``
+extra) are reported as skipped. traceloop's ``@task``, ``@tool`` and ``@agent`` share one
+implementation; the table uses the kind that matches each step.
+
+Then the ``TrajectoryProcessor`` against a ``BatchSpanProcessor``: the CPU time of ``on_end`` on the
+app thread over the same finished spans (agent → node → tool traces), interleaved; and the app's
+wall time while it produces such traces with and without a ``TrajectoryProcessor`` on its provider
+(its threads buffer and assemble meanwhile; reported, no target). Every figure is printed next to
+its target; the exit status is 1 when one is missed.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import os
 import platform
 import random
@@ -33,19 +44,38 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel.tracing import agent, configure, node, tool
+from agenteval_otel.tracing import agent, configure, node, routed_to, tool
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
+from agenteval_otel.trajectory import TrajectoryProcessor
 
 TARGETS = {
     ("tool", True): 1.5,
     ("tool", False): 1.15,
+    ("tool (async)", True): 1.5,
+    ("tool (async)", False): 1.15,
     ("agent → node → tool", True): 1.6,
     ("agent → node → tool", False): 1.6,
 }
+"""Our decorators' ratio to raw OpenTelemetry, at most."""
+ON_END_TARGET = 1.1
+"""``TrajectoryProcessor.on_end`` against ``BatchSpanProcessor.on_end`` on the app thread, at most."""
 QUERY = "weather in Tokyo"
+PROCESSOR_TRACES = 1000
+"""agent → node → tool traces whose finished spans each processor's ``on_end`` takes per batch."""
+APP_RUNS = 250
+"""agent → node → tool runs per batch of the app whose wall time is measured."""
+PROCESSOR_ROUNDS = 15
+"""Interleaved rounds of the processor measurements."""
 
 
 class DiscardingExporter(SpanExporter):
@@ -143,6 +173,7 @@ class Peer:
     version: str
     decorate: Callable[[bool], Decorate]
     prepare: Callable[[bool], None] = lambda capture: None
+    flush: Callable[[], object] = lambda: None
 
 
 def traceloop_peer() -> Peer:
@@ -158,11 +189,13 @@ def traceloop_peer() -> Peer:
     def prepare(capture: bool) -> None:
         os.environ["TRACELOOP_TRACE_CONTENT"] = "true" if capture else "false"
 
+    own = trace.get_tracer_provider()  # traceloop sets its provider as the global one
     return Peer(
         "traceloop-sdk",
         metadata.version("traceloop-sdk"),
         lambda capture: lambda kind, name: kinds[kind](name=name),
         prepare,
+        getattr(own, "force_flush", lambda: None),
     )
 
 
@@ -187,11 +220,12 @@ def openinference_peer(provider: TracerProvider) -> Peer:
 def langfuse_peer() -> Peer:
     from langfuse import Langfuse, observe
 
+    own = TracerProvider()
     Langfuse(
         public_key="pk-lf-bench",
         secret_key="sk-lf-bench",
         base_url="http://127.0.0.1:9",
-        tracer_provider=TracerProvider(),
+        tracer_provider=own,
         span_exporter=DiscardingExporter(),
     )
     types = {"agent": "agent", "node": "chain", "tool": "tool"}
@@ -202,7 +236,7 @@ def langfuse_peer() -> Peer:
 
         return with_options
 
-    return Peer("langfuse", metadata.version("langfuse"), decorate)
+    return Peer("langfuse", metadata.version("langfuse"), decorate, flush=own.force_flush)
 
 
 def load_peers(provider: TracerProvider) -> tuple[list[Peer], list[str]]:
@@ -220,11 +254,13 @@ def load_peers(provider: TracerProvider) -> tuple[list[Peer], list[str]]:
     return peers, skipped
 
 
-# --- measuring -----------------------------------------------------------------------------------
+# --- measuring the decorators --------------------------------------------------------------------
 @dataclass
 class Variant:
     label: str
     call: Callable[..., Any]
+    flush: Callable[[], object]
+    """Exports what the batch's spans left queued: timed with the batch, so each pays its own exports."""
     prepare: Callable[[], None] = lambda: None
     samples: list[float] = field(default_factory=list)
 
@@ -243,12 +279,22 @@ async def _await_batch(call: Callable[..., Any], argument: str, calls: int) -> N
         await call(argument)
 
 
-def measure(case: Case, rounds: int, calls: int, loop: asyncio.AbstractEventLoop) -> None:
+def settle(flushes: Sequence[Callable[[], object]]) -> None:
+    """Start a batch with every provider's queue empty: no batch pays for another's exports (untimed)."""
+    for flush in flushes:
+        flush()
+
+
+def measure(
+    case: Case, rounds: int, calls: int, loop: asyncio.AbstractEventLoop, flushes: Sequence[Callable[[], object]]
+) -> None:
     variants = list(case.variants)
     for round_number in range(rounds + 1):  # round 0 warms up
         random.shuffle(variants)
+        gc.collect()  # the garbage of the last round is not this round's to collect
         for variant in variants:
             variant.prepare()
+            settle(flushes)
             call, argument = variant.call, case.argument
             started = time.process_time_ns()
             if case.asynchronous:
@@ -256,6 +302,7 @@ def measure(case: Case, rounds: int, calls: int, loop: asyncio.AbstractEventLoop
             else:
                 for _ in range(calls):
                     call(argument)
+            variant.flush()
             elapsed = time.process_time_ns() - started
             if round_number:
                 variant.samples.append(elapsed / calls / 1000)
@@ -270,19 +317,120 @@ def build_cases(provider: TracerProvider, peers: list[Peer]) -> list[Case]:
         for capture in (True, False):
             argument = QUERY if shape == "agent → node → tool" else "Tokyo"
             variants = [
-                Variant("bare call", build(plain)),
-                Variant("raw OTel", raw[shape]),
-                Variant("agenteval-otel", build(ours), functools.partial(set_active_policy, policies[capture])),
+                Variant("bare call", build(plain), provider.force_flush),
+                Variant("raw OTel", raw[shape], provider.force_flush),
+                Variant(
+                    "agenteval-otel",
+                    build(ours),
+                    provider.force_flush,
+                    functools.partial(set_active_policy, policies[capture]),
+                ),
             ]
             for peer in peers:
                 variants.append(
-                    Variant(peer.label, build(peer.decorate(capture)), functools.partial(peer.prepare, capture))
+                    Variant(
+                        peer.label, build(peer.decorate(capture)), peer.flush, functools.partial(peer.prepare, capture)
+                    )
                 )
             cases.append(Case(shape, capture, argument, variants, asynchronous=shape.endswith("(async)")))
     return cases
 
 
-def report(cases: list[Case], skipped: list[str], peers: list[Peer], rounds: int, calls: int) -> None:
+# --- measuring the TrajectoryProcessor ------------------------------------------------------------
+def finished_traces(traces: int) -> list[ReadableSpan]:
+    """The finished spans of ``traces`` agent → node → tool runs (content on), in the order they ended."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    set_active_policy(ContentPolicy(capture=True))
+    run = build_nested(ours)
+    with routed_to(provider):
+        for _ in range(traces):
+            run(QUERY)
+    provider.shutdown()
+    return list(exporter.get_finished_spans())
+
+
+def paired_ratio(samples: list[float], baseline: list[float]) -> float:
+    """The median over rounds of ``samples[round] / baseline[round]`` (measured side by side)."""
+    return statistics.median(value / base for value, base in zip(samples, baseline, strict=True))
+
+
+def measure_on_end(spans: list[ReadableSpan], rounds: int) -> dict[str, list[float]]:
+    """µs of CPU time on the app thread per ``on_end`` call, per processor and round, interleaved."""
+    processors: dict[str, SpanProcessor] = {
+        "BatchSpanProcessor": BatchSpanProcessor(DiscardingExporter()),
+        "TrajectoryProcessor": TrajectoryProcessor(max_queued_traces=len(spans), max_pending_spans=2 * len(spans)),
+    }
+    samples: dict[str, list[float]] = {label: [] for label in processors}
+    order = list(processors.items())
+    try:
+        for round_number in range(rounds + 1):
+            random.shuffle(order)
+            gc.collect()
+            for label, processor in order:
+                settle([processor.force_flush])
+                on_end = processor.on_end
+                started = time.thread_time_ns()
+                for span in spans:
+                    on_end(span)
+                elapsed = time.thread_time_ns() - started
+                if round_number:
+                    samples[label].append(elapsed / len(spans) / 1000)
+    finally:
+        for processor in processors.values():
+            processor.shutdown()
+    return samples
+
+
+def measure_app_wall_time(rounds: int, runs: int) -> dict[str, list[float]]:
+    """ms of wall time for ``runs`` agent → node → tool runs, without and with a
+    ``TrajectoryProcessor`` next to the ``BatchSpanProcessor``, per round, interleaved."""
+    without = batch_provider()
+    with_processor = batch_provider()
+    processor = TrajectoryProcessor(max_queued_traces=2 * runs)
+    with_processor.add_span_processor(processor)
+    providers = {"without": without, "with TrajectoryProcessor": with_processor}
+    samples: dict[str, list[float]] = {label: [] for label in providers}
+    set_active_policy(ContentPolicy(capture=True))
+    run = build_nested(ours)
+    order = list(providers.items())
+    try:
+        for round_number in range(rounds + 1):
+            random.shuffle(order)
+            gc.collect()
+            for label, provider in order:
+                settle([without.force_flush, with_processor.force_flush])
+                with routed_to(provider):
+                    started = time.perf_counter_ns()
+                    for _ in range(runs):
+                        run(QUERY)
+                    elapsed = time.perf_counter_ns() - started
+                if round_number:
+                    samples[label].append(elapsed / 1e6)
+    finally:
+        without.shutdown()
+        with_processor.shutdown()
+    return samples
+
+
+# --- the report ------------------------------------------------------------------------------------
+def _verdict(ratio: float, target: float) -> str:
+    """``ratio`` (to three places, so a near miss shows) against its target."""
+    return f"{ratio:.3f} ≤ {target}: {'met' if ratio <= target else 'MISSED'}"
+
+
+def report(
+    cases: list[Case],
+    skipped: list[str],
+    peers: list[Peer],
+    rounds: int,
+    calls: int,
+    on_end: dict[str, list[float]],
+    wall: dict[str, list[float]],
+    wall_runs: int,
+) -> bool:
+    """Print the tables; whether every target was met."""
     versions = ", ".join(f"{p.label} {p.version}" for p in peers) or "none"
     print(
         f"Python {platform.python_version()}, opentelemetry-sdk {metadata.version('opentelemetry-sdk')}, "
@@ -291,31 +439,45 @@ def report(cases: list[Case], skipped: list[str], peers: list[Peer], rounds: int
     if skipped:
         print("skipped: " + "; ".join(skipped))
     print()
-    print("| shape | content | SDK | µs/call (median) | × raw OTel |")
-    print("|---|---|---|---:|---:|")
-    verdicts = []
+    print("| shape | content | SDK | µs/call (median) | × raw OTel | target |")
+    print("|---|---|---|---:|---:|---|")
+    met = True
     for case in cases:
-        medians = {v.label: statistics.median(v.samples) for v in case.variants}
-        raw = medians["raw OTel"]
-        for label, median in medians.items():
-            print(f"| {case.shape} | {'on' if case.capture else 'off'} | {label} | {median:.2f} | {median / raw:.2f} |")
-        target = TARGETS.get((case.shape.replace(" (async)", ""), case.capture))
-        if target is not None:
-            ratio = medians["agenteval-otel"] / raw
-            mark = "ok" if ratio <= target else "OVER"
-            verdicts.append(
-                f"{case.shape}, content {'on' if case.capture else 'off'}: {ratio:.2f}× (target ≤ {target}×) {mark}"
-            )
+        raw = next(v for v in case.variants if v.label == "raw OTel").samples
+        target = TARGETS.get((case.shape, case.capture))
+        for variant in case.variants:
+            ratio = paired_ratio(variant.samples, raw)
+            verdict = ""
+            if variant.label == "agenteval-otel" and target is not None:
+                verdict = _verdict(ratio, target)
+                met = met and ratio <= target
+            content = "on" if case.capture else "off"
+            median = statistics.median(variant.samples)
+            print(f"| {case.shape} | {content} | {variant.label} | {median:.2f} | {ratio:.2f} | {verdict} |")
     print()
-    print("agenteval-otel against its targets:")
-    for verdict in verdicts:
-        print(f"  {verdict}")
+    print("| span processor | median | × BatchSpanProcessor, × without | target |")
+    print("|---|---:|---:|---|")
+    for label, samples in on_end.items():
+        ratio = paired_ratio(samples, on_end["BatchSpanProcessor"])
+        verdict = ""
+        if label == "TrajectoryProcessor":
+            verdict = _verdict(ratio, ON_END_TARGET)
+            met = met and ratio <= ON_END_TARGET
+        median = statistics.median(samples)
+        print(f"| {label}.on_end, CPU time of the app thread | {median:.2f} µs/span | {ratio:.2f} | {verdict} |")
+    for label, samples in wall.items():
+        ratio = paired_ratio(samples, wall["without"])
+        median = statistics.median(samples)
+        print(f"| app wall time, {wall_runs} agent runs, {label} | {median:.1f} ms | {ratio:.2f} | reported |")
+    print()
+    print(f"every target {'met' if met else 'NOT met'} (ratios measured side by side in this run)")
+    return met
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=21, help="measured rounds per case (default 21)")
-    parser.add_argument("--calls", type=int, default=1000, help="calls per batch (default 1000)")
+    parser.add_argument("--rounds", type=int, default=201, help="measured rounds per case (default 201)")
+    parser.add_argument("--calls", type=int, default=150, help="calls per batch (default 150)")
     parser.add_argument("--no-peers", action="store_true", help="measure only bare, raw OTel and ours")
     args = parser.parse_args(argv)
 
@@ -326,15 +488,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     handle = configure(tracer_provider=provider, set_global=False)
     peers, skipped = ([], ["all peers (--no-peers)"]) if args.no_peers else load_peers(provider)
     cases = build_cases(provider, peers)
+    flushes = [provider.force_flush, *(peer.flush for peer in peers)]
     loop = asyncio.new_event_loop()
     try:
         for case in cases:
-            measure(case, args.rounds, args.calls, loop)
+            measure(case, args.rounds, args.calls, loop, flushes)
+        spans = finished_traces(PROCESSOR_TRACES)
+        on_end = measure_on_end(spans, PROCESSOR_ROUNDS)
+        wall = measure_app_wall_time(PROCESSOR_ROUNDS, APP_RUNS)
     finally:
         loop.close()
         handle.shutdown(timeout=10)
-    report(cases, skipped, peers, args.rounds, args.calls)
-    return 0
+    met = report(cases, skipped, peers, args.rounds, args.calls, on_end, wall, APP_RUNS)
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

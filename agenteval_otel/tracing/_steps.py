@@ -5,9 +5,9 @@ that does not change between calls: the span name, the fixed attributes and the 
 plan. A call starts the span and, only when it is recording, gathers the fixed attributes and
 those that depend on the call into one dict, set in a single ``set_attributes`` call when the
 step ends (each attribute call on an SDK span has a fixed cost; one call is the cheapest).
-Samplers see the span name, which carries the operation and the step's name. The decorators call
-``begin``/``end``/``fail`` inline; :mod:`agenteval_otel.tracing.lifecycle` wraps the same three
-calls in a public object.
+Samplers see the span name, which carries the operation and the step's name. The sync and async
+decorators do what ``begin`` does inline (keep them alike) and call ``end``/``fail``;
+:mod:`agenteval_otel.tracing.lifecycle` wraps the same three calls in a public object.
 """
 
 from __future__ import annotations
@@ -21,24 +21,39 @@ from typing import Any, ClassVar, Final
 import orjson
 from opentelemetry import context as otel_context
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
-from opentelemetry.trace import Span, Status, StatusCode, Tracer, set_span_in_context
+from opentelemetry.sdk.trace import Span as SdkSpan
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.tracing import content as _content
+from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing.content import REDACTED, ContentPolicy, active_policy
+from agenteval_otel.tracing._runtime import with_span
+from agenteval_otel.tracing.content import REDACTED, ContentPolicy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
 
-__all__ = ["AgentStep", "ConditionalStep", "MessageStep", "NodeStep", "Step", "ToolStep", "keyword_binder"]
+__all__ = [
+    "FRESH_SPANS_RECORD",
+    "AgentStep",
+    "ConditionalStep",
+    "MessageStep",
+    "NodeStep",
+    "Step",
+    "ToolStep",
+    "keyword_binder",
+]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
 
 _set_value = otel_context.set_value
-_set_span = set_span_in_context
 _PRIMITIVES: Final = (str, bool, int, float)
+FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
+"""The SDK's span classes: a span of theirs just started records (else the SDK returns a
+``NonRecordingSpan``), so ``is_recording()`` need not be asked."""
 _ABSENT: Final = object()
 
 
@@ -82,25 +97,30 @@ class Step:
         try:
             if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
                 return None
-            span = (tracer or current_tracer()).start_span(self.span_name, parent)
-            recording = span.is_recording()
+            if tracer is None:  # the cached tracer while the routed provider is the one it is for
+                routed = _providers._routed
+                cached_provider, tracer = _providers._cache
+                if routed is None or routed is not cached_provider or tracer is None:
+                    tracer = current_tracer()
+            span = tracer.start_span(self.span_name, parent)
+            recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             self.report("starting the span")
             return None
         if not recording:
-            return span, None, _set_span(span, parent)
+            return span, None, with_span(span, parent)
         pending = self.attributes.copy()
         try:
-            context = self.open(span, parent, pending, active_policy(), args, kwargs)
+            context = self.open(span, parent, pending, _content._active, args, kwargs)
         except Exception:
             self.report("recording the inputs")
             context = parent
-        return span, pending, _set_span(span, context)
+        return span, pending, with_span(span, context)
 
     def end(self, span: Span, pending: dict[str, Any] | None, result: Any) -> None:
         """Set the attributes (the result's included) in one call and end the span."""
         if pending is not None:
-            policy = active_policy()
+            policy = _content._active
             if policy.capture or self.structural_result:
                 try:
                     self.add_result(pending, policy, result)
@@ -124,7 +144,7 @@ class Step:
             except Exception:
                 self.report("setting attributes")
             try:  # cleaned like content: the message and the stack trace may quote secrets
-                policy = active_policy()
+                policy = _content._active
                 span.set_status(Status(StatusCode.ERROR, policy.clean(_description(error))))
                 span.add_event(attr.EXCEPTION_EVENT, _exception_attributes(error, policy))
             except Exception:
@@ -337,8 +357,8 @@ class ToolStep(Step):
         pending[attr.GEN_AI_TOOL_CALL_ID] = (
             call_id if call_id is not None else f"call_{span.get_span_context().span_id:016x}"
         )
-        if policy.capture:
-            self.add_input(pending, policy, self.binder.bind(args, kwargs))
+        if policy.capture:  # what ``add_input`` does, without the call
+            pending[attr.GEN_AI_TOOL_CALL_ARGUMENTS] = policy.json(self.binder.bind(args, kwargs))
         return context
 
     def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:

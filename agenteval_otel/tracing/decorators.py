@@ -31,10 +31,27 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, overload
 
-from opentelemetry import context as otel_context
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 
+from agenteval_otel.tracing import _steps
+from agenteval_otel.tracing import content as _content
+from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
-from agenteval_otel.tracing._steps import AgentStep, ConditionalStep, MessageStep, NodeStep, Step, ToolStep
+from agenteval_otel.tracing._runtime import attach as _attach
+from agenteval_otel.tracing._runtime import detach as _detach
+from agenteval_otel.tracing._runtime import detach_failed as _detach_failed
+from agenteval_otel.tracing._runtime import get_current as _get_current
+from agenteval_otel.tracing._runtime import reset as _reset
+from agenteval_otel.tracing._runtime import with_span
+from agenteval_otel.tracing._steps import (
+    FRESH_SPANS_RECORD,
+    AgentStep,
+    ConditionalStep,
+    MessageStep,
+    NodeStep,
+    Step,
+    ToolStep,
+)
 from agenteval_otel.tracing.content import active_policy
 from agenteval_otel.tracing.lifecycle import StepRun
 
@@ -47,51 +64,105 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _MAX_COLLECTED: Final = 10_000
 
-_attach = otel_context.attach
-_detach = otel_context.detach
-_get_current = otel_context.get_current
-
 
 # --- wrappers, one per function shape ------------------------------------------------------------
-# The sync and async wrappers are the hot path: they inline the span's life so that a call costs
-# two method calls of ours (``begin``, ``end``) on top of the SDK's work: the same ``Step`` calls
-# a ``StepRun`` (the public lifecycle) makes, without the object. Generators, resumed many times,
-# run as a ``StepRun``.
+# The sync and async wrappers are the hot path. They inline ``Step.begin`` (a Python call costs
+# more than most of what it does): start the span, and only when it records gather the step's
+# attributes; then one ``Step.end`` (or ``fail``). Everything that does not depend on the call
+# (the step's span name, attributes and bound methods) is looked up once, when the function is
+# decorated; the tracer and the content policy are read from state cached in their modules. The
+# async wrapper is the one coroutine that awaits the function's own. Generators, resumed many
+# times, run as a ``StepRun``. Nothing of ours raises into the call: a failure before the span
+# started runs the function untraced, one after it is logged by the step.
 def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
+    name, attributes, open_step, end, fail, report = (
+        step.span_name, step.attributes, step.open, step.end, step.fail, step.report
+    )
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        opened = step.begin(_get_current(), args, kwargs)
-        if opened is None:
+        parent = _get_current()
+        try:
+            if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
+                span = None
+            else:
+                routed = _providers._routed
+                cached_provider, tracer = _providers._cache
+                if routed is None or routed is not cached_provider or tracer is None:
+                    tracer = _steps.current_tracer()  # the lookup ``Step.begin`` makes
+                span = tracer.start_span(name, parent)
+                recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
+        except Exception:
+            report("starting the span")
+            span = None
+        if span is None:
             return fn(*args, **kwargs)
-        span, pending, context = opened
-        token = _attach(context)
+        pending = None
+        context = parent
+        if recording:
+            pending = attributes.copy()
+            try:
+                context = open_step(span, parent, pending, _content._active, args, kwargs)
+            except Exception:
+                report("recording the inputs")
+        token = _attach(with_span(span, context))
         try:
             result = fn(*args, **kwargs)
         except BaseException as error:
             _detach(token)
-            step.fail(span, pending, error)
+            fail(span, pending, error)
             raise
-        _detach(token)
-        step.end(span, pending, result)
+        try:  # ``_detach``, inline
+            _reset(token)
+        except Exception:
+            _detach_failed()
+        end(span, pending, result)
         return result
 
     return wrapper
 
 
 def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
+    name, attributes, open_step, end, fail, report = (
+        step.span_name, step.attributes, step.open, step.end, step.fail, step.report
+    )
+
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        opened = step.begin(_get_current(), args, kwargs)
-        if opened is None:
+        parent = _get_current()
+        try:
+            if parent.get(_SUPPRESS_INSTRUMENTATION_KEY):
+                span = None
+            else:
+                routed = _providers._routed
+                cached_provider, tracer = _providers._cache
+                if routed is None or routed is not cached_provider or tracer is None:
+                    tracer = _steps.current_tracer()  # the lookup ``Step.begin`` makes
+                span = tracer.start_span(name, parent)
+                recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
+        except Exception:
+            report("starting the span")
+            span = None
+        if span is None:
             return await fn(*args, **kwargs)
-        span, pending, context = opened
-        token = _attach(context)
+        pending = None
+        context = parent
+        if recording:
+            pending = attributes.copy()
+            try:
+                context = open_step(span, parent, pending, _content._active, args, kwargs)
+            except Exception:
+                report("recording the inputs")
+        token = _attach(with_span(span, context))
         try:
             result = await fn(*args, **kwargs)
         except BaseException as error:
             _detach(token)
-            step.fail(span, pending, error)
+            fail(span, pending, error)
             raise
-        _detach(token)
-        step.end(span, pending, result)
+        try:  # ``_detach``, inline
+            _reset(token)
+        except Exception:
+            _detach_failed()
+        end(span, pending, result)
         return result
 
     return wrapper

@@ -45,6 +45,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.trace import INVALID_SPAN, Span, Tracer, TracerProvider
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.tracing._runtime import attach, detach
 from agenteval_otel.tracing._steps import (
     AgentStep,
     ConditionalStep,
@@ -84,8 +85,8 @@ _MAX_STEPS: Final = 512
 _steps: dict[tuple[Any, ...], Step] = {}
 """Steps by their fixed options, so a step started per call logs a failure of ours once, not per call."""
 
-_attach = otel_context.attach
-_detach = otel_context.detach
+_attach = attach
+_detach = detach
 
 
 class StepRun:

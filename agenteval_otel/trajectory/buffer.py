@@ -120,13 +120,19 @@ class TraceBuffer(Generic[T]):
         """How many traces are being held."""
         return len(self._rooted) + len(self._rootless)
 
-    def add(self, trace_id: Hashable, item: T, *, is_root: bool) -> list[BufferedTrace[T]]:
-        """Take one span of ``trace_id``; returns the traces now done (usually none)."""
+    def add(self, trace_id: Hashable, item: T, *, is_root: bool, now: float | None = None) -> list[BufferedTrace[T]]:
+        """Take one span of ``trace_id``; returns the traces now done (usually none).
+
+        ``now``: when the span arrived, on the buffer's clock (default: the clock's reading now);
+        a caller that takes spans in later than they arrive passes the time they did.
+        """
         done: list[BufferedTrace[T]] = []
         by_age = self._by_age
-        now = 0.0
-        if by_age is not None:
-            now = self._clock()
+        if by_age is None:
+            now = 0.0
+        else:
+            if now is None:
+                now = self._clock()
             if by_age and next(iter(by_age.values())).opened <= now - self._ttl:
                 self._expire(done, now)
         self._seen = seen = self._seen + 1

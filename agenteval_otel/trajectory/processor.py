@@ -1,17 +1,22 @@
 """``TrajectoryProcessor``: a span processor that hands finished trajectories to callbacks.
 
-It buffers the finished spans of each trace in a ``TraceBuffer`` (``linger=0``) and, when the
-trace's local root span ends (a span with no parent, or a remote one), queues the trace for a
-background worker, which converts its spans, assembles its trajectories and calls every callback
-with each. The app thread only appends to the buffer, under the processor's lock.
+The app thread does no more than a ``BatchSpanProcessor`` does: ``on_end`` appends the finished
+span to a bounded intake queue (a lock-free ``deque`` append) and wakes the intake thread when it
+sleeps. The intake thread reads nothing but what it needs of each span (its trace, its parent, the
+evaluation marker), buffers the spans of each trace in a ``TraceBuffer`` (``linger=0``) and, when
+the trace's local root span ends (a span with no parent, or a remote one), queues the trace for the
+delivery thread, which converts its spans, assembles its trajectories and calls every callback with
+each. Both threads give the GIL up between chunks of spans and between traces, so the app keeps
+running while they work; a slow callback never holds up the buffering.
 
-Everything is bounded: open traces, spans per trace, queued traces, and a time-to-live for traces
-whose root never ends. What does not fit is dropped and counted (``dropped_spans``,
-``dropped_traces``), with one warning per kind: a trace the buffer hands out incomplete (expired,
-or the longest-quiet rootless one when too many are open) is dropped whole. Nothing raises into
-the app: a failing callback is logged and counted (``callback_errors``). Our own evaluation spans
-are ignored. A span that ends after its trace's local root has been handed over opens a new
-buffer entry that expires.
+Everything is bounded: spans waiting for the intake thread, open traces, spans per trace, queued
+traces, and a time-to-live for traces whose root never ends (counted from when their first span
+ended). What does not fit is dropped and counted (``dropped_spans``, ``dropped_traces``), with one
+warning per kind: a trace the buffer hands out incomplete (expired, or the longest-quiet rootless
+one when too many are open) is dropped whole. Nothing raises into the app: a failing callback is
+logged and counted (``callback_errors``). Our own evaluation spans are ignored. A span that ends
+after its trace's local root has been handed over opens a new buffer entry that expires. The
+counters, ``force_flush`` and ``shutdown`` first take in the spans already ended.
 
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> provider = TracerProvider()
@@ -43,9 +48,12 @@ logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
 TrajectoryCallback = Callable[[Trajectory], None]
-"""Called (on the processor's worker thread) with each finished trajectory."""
+"""Called (on the processor's delivery thread) with each finished trajectory."""
 
 DEFAULT_TIMEOUT_MILLIS = 30000
+_CHUNK = 32
+"""Spans the intake thread buffers before it gives the GIL up."""
+_COUNTED = " (further drops are counted, not logged)"
 
 
 def _deadline(timeout_millis: int | None) -> float:
@@ -57,6 +65,7 @@ class TrajectoryProcessor(SpanProcessor):
     """Turns each finished trace into trajectories and passes them to ``callbacks``.
 
     ``group`` is ``"invocation"`` (one trajectory per agent invocation) or ``"trace"``.
+    ``max_pending_spans`` bounds the spans ended but not yet taken in by the intake thread;
     ``max_open_traces``, ``max_spans_per_trace`` and ``max_queued_traces`` bound memory;
     ``trace_ttl_s`` drops a trace whose local root has not ended after that many seconds, and
     when more than ``max_open_traces`` are open the longest-quiet one is dropped.
@@ -73,6 +82,7 @@ class TrajectoryProcessor(SpanProcessor):
         max_open_traces: int = 2048,
         max_spans_per_trace: int = 10_000,
         max_queued_traces: int = 512,
+        max_pending_spans: int = 65_536,
         trace_ttl_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         skip_empty: bool = True,
@@ -80,13 +90,22 @@ class TrajectoryProcessor(SpanProcessor):
     ) -> None:
         if group not in ("invocation", "trace"):
             raise ValueError(f"group must be 'invocation' or 'trace', got {group!r}")
-        if min(max_open_traces, max_spans_per_trace, max_queued_traces) < 1 or trace_ttl_s <= 0:
+        if min(max_open_traces, max_spans_per_trace, max_queued_traces, max_pending_spans) < 1 or trace_ttl_s <= 0:
             raise ValueError("bounds must be at least 1 and trace_ttl_s positive")
         self._callbacks: tuple[TrajectoryCallback, ...] = tuple(callbacks)
         self._readers = None if readers is None else tuple(readers)
         self._split = group == "invocation"
         self._skip_empty = skip_empty
         self._ttl = trace_ttl_s
+        # the app thread's side: a deque (append and popleft are atomic) and a wake-up
+        self._intake: deque[tuple[ReadableSpan, float]] = deque()
+        self._clock = clock
+        self._max_pending = max_pending_spans
+        self._wake = threading.Event()
+        self._idle = False  # the intake thread waits for ``_wake``: the next span sets it
+        self._refused_lock = threading.Lock()
+        self._refused = 0
+        # the workers' side, under ``_lock``
         self._lock = threading.Lock()
         self._buffer: TraceBuffer[ReadableSpan] = TraceBuffer(
             linger=0,
@@ -102,16 +121,28 @@ class TrajectoryProcessor(SpanProcessor):
         self._closed = False
         self._warned: set[str] = set()
         self._dropped_spans = 0
-        self.dropped_traces = 0
+        self._dropped_traces = 0
         self.callback_errors = 0
         self.delivered = 0
+        self._intake_thread = threading.Thread(target=self._take_in, name="TrajectoryProcessor-intake", daemon=True)
         self._worker = threading.Thread(target=self._run, name="TrajectoryProcessor", daemon=True)
+        self._intake_thread.start()
         self._worker.start()
 
     @property
     def dropped_spans(self) -> int:
-        """Spans dropped: of dropped traces, beyond ``max_spans_per_trace``, or after shutdown."""
-        return self._dropped_spans + self._buffer.dropped_spans
+        """Spans dropped: of dropped traces, beyond ``max_spans_per_trace`` or ``max_pending_spans``,
+        or after shutdown (spans already ended are taken in first)."""
+        with self._lock:
+            self._catch_up()
+            return self._dropped_spans + self._buffer.dropped_spans + self._refused
+
+    @property
+    def dropped_traces(self) -> int:
+        """Traces dropped whole: expired, evicted, refused by a full queue, or open at shutdown."""
+        with self._lock:
+            self._catch_up()
+            return self._dropped_traces
 
     def add_callback(self, callback: TrajectoryCallback) -> None:
         """Also call ``callback`` with every later trajectory."""
@@ -123,32 +154,89 @@ class TrajectoryProcessor(SpanProcessor):
         """Nothing to do when a span starts."""
 
     def on_end(self, span: ReadableSpan) -> None:
-        """Buffer ``span``; queue its trace when it is the local root. Never raises."""
+        """Queue ``span`` for the intake thread; a lock-free append. Never raises."""
         try:
-            self._on_end(span)
+            intake = self._intake
+            if self._closed or len(intake) >= self._max_pending or not isinstance(span, ReadableSpan):
+                self._refuse(span)
+                return
+            intake.append((span, self._clock()))  # the time it ended counts toward the time-to-live
+            if self._idle:
+                self._idle = False
+                self._wake.set()
         except Exception:  # noqa: BLE001 - a processor must never raise into the app
             self._warn_once("on_end", "TrajectoryProcessor.on_end failed; the span is dropped", exc_info=True)
 
-    def _on_end(self, span: ReadableSpan) -> None:
-        attributes = span.attributes or {}
-        if attributes.get(EVALUATION_SPAN):
-            return
-        context = span.get_span_context()
-        if context is None:
-            return
-        parent = span.parent
-        with self._lock:
-            if self._closed:
-                self._drop_spans(1, "closed", "a span ended after TrajectoryProcessor.shutdown was dropped")
+    def _refuse(self, span: ReadableSpan) -> None:
+        """The slow path of ``on_end``: a span after shutdown, a full intake, or no span at all.
+
+        Counted under a lock of its own, which no worker holds: the app never waits for them."""
+        if not isinstance(span, ReadableSpan):
+            raise TypeError(f"expected a finished SDK span, got {type(span).__name__}")
+        with self._refused_lock:
+            self._refused += 1
+        if self._closed:
+            self._warn_once("closed", "a span ended after TrajectoryProcessor.shutdown was dropped" + _COUNTED)
+        else:
+            self._warn_once(
+                "pending", f"more than {self._max_pending} spans wait to be buffered; spans are dropped" + _COUNTED
+            )
+
+    # --- the intake thread ---------------------------------------------------------------
+
+    def _take_in(self) -> None:
+        intake, wake = self._intake, self._wake
+        poll = min(self._ttl, 1.0)
+        while True:
+            with self._lock:
+                closed = self._closed
+                self._catch_up(_CHUNK)
+                for trace in self._buffer.expire():
+                    self._hand_over(trace)
+            if intake:
+                time.sleep(0)  # give the GIL to the app between chunks
+                continue
+            if closed:
                 return
-            buffer = self._buffer
-            refused = buffer.dropped_spans
-            handed_out = buffer.add(context.trace_id, span, is_root=parent is None or parent.is_remote)
+            wake.clear()
+            self._idle = True
+            if intake:  # a span arrived before the app could see the flag: no wake-up lost
+                self._idle = False
+                continue
+            wake.wait(poll)
+            self._idle = False
+
+    def _catch_up(self, limit: int | None = None) -> None:
+        """Buffer the spans waiting in the intake (at most ``limit``); under ``_lock``."""
+        intake, buffer = self._intake, self._buffer
+        if self._closed:  # ended as shutdown began: dropped like any later span
+            while intake:
+                intake.popleft()
+                self._drop_spans(1, "closed", "a span ended after TrajectoryProcessor.shutdown was dropped")
+            return
+        count = len(intake) if limit is None else min(limit, len(intake))
+        for _ in range(count):
+            span, ended = intake.popleft()
+            try:
+                attributes = span.attributes
+                if attributes and attributes.get(EVALUATION_SPAN):
+                    continue
+                context = span.get_span_context()
+                if context is None:
+                    continue
+                parent = span.parent
+                refused = buffer.dropped_spans
+                handed_out = buffer.add(
+                    context.trace_id, span, is_root=parent is None or parent.is_remote, now=ended
+                )
+            except Exception:  # noqa: BLE001 - one broken span must not stop the intake
+                self._warn_once("intake", "TrajectoryProcessor: could not buffer a span; dropped", exc_info=True)
+                self._dropped_spans += 1
+                continue
             if buffer.dropped_spans != refused:
                 self._warn_once(
                     "spans",
-                    f"a trace has more than {buffer.max_spans_per_trace} spans; spans are dropped"
-                    " (further drops are counted, not logged)",
+                    f"a trace has more than {buffer.max_spans_per_trace} spans; spans are dropped" + _COUNTED,
                 )
             for trace in handed_out:
                 self._hand_over(trace)
@@ -179,27 +267,25 @@ class TrajectoryProcessor(SpanProcessor):
 
     def _drop_spans(self, count: int, kind: str, message: str) -> None:
         self._dropped_spans += count
-        self._warn_once(kind, message + " (further drops are counted, not logged)")
+        self._warn_once(kind, message + _COUNTED)
 
     def _drop_trace(self, spans: int, kind: str, message: str) -> None:
-        self.dropped_traces += 1
+        self._dropped_traces += 1
         self._dropped_spans += spans
-        self._warn_once(kind, message + " (further drops are counted, not logged)")
+        self._warn_once(kind, message + _COUNTED)
 
     def _warn_once(self, kind: str, message: str, exc_info: bool = False) -> None:
-        if kind not in self._warned:
+        if kind not in self._warned:  # from any thread: at worst a second warning, never a lost count
             self._warned.add(kind)
             logger.warning(message, exc_info=exc_info)
 
-    # --- the worker ----------------------------------------------------------------------
+    # --- the delivery thread -------------------------------------------------------------
 
     def _run(self) -> None:
         while True:
             with self._work:
                 while not self._queue and not self._closed:
-                    self._work.wait(timeout=min(self._ttl, 1.0))
-                    for trace in self._buffer.expire():
-                        self._hand_over(trace)
+                    self._work.wait()
                 if not self._queue:
                     return
                 spans = self._queue.popleft()
@@ -210,6 +296,7 @@ class TrajectoryProcessor(SpanProcessor):
                 with self._work:
                     self._busy -= 1
                     self._work.notify_all()
+            time.sleep(0)  # give the GIL to the app between traces
 
     def _deliver(self, spans: Sequence[ReadableSpan]) -> None:
         try:
@@ -233,6 +320,7 @@ class TrajectoryProcessor(SpanProcessor):
 
     def _wait_idle(self, deadline: float) -> bool:
         with self._work:
+            self._catch_up()
             while self._queue or self._busy:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -252,13 +340,16 @@ class TrajectoryProcessor(SpanProcessor):
         with self._work:
             if self._closed:
                 return
+            self._catch_up()
             self._closed = True
             for trace in self._buffer.flush():
-                self.dropped_traces += 1
+                self._dropped_traces += 1
                 self._dropped_spans += len(trace.items)
             self._work.notify_all()
+        self._wake.set()
         if not self._wait_idle(deadline):
             logger.warning(
                 "TrajectoryProcessor.shutdown: the deadline passed before every trace was delivered"
             )
+        self._intake_thread.join(max(0.0, deadline - time.monotonic()))
         self._worker.join(max(0.0, deadline - time.monotonic()))

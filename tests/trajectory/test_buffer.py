@@ -61,6 +61,15 @@ def test_the_time_to_live_counts_from_the_first_span_on_the_injected_clock() -> 
     assert buffer.open_traces == 1
 
 
+def test_a_span_taken_in_late_counts_from_the_time_it_arrived() -> None:
+    clock = Clock()
+    buffer: TraceBuffer[str] = TraceBuffer(ttl_s=60, clock=clock)
+    arrived = clock.now
+    clock.now += 61  # the caller takes the span in a minute after it arrived
+    assert buffer.add("a", "a1", is_root=False, now=arrived) == []
+    assert _out(buffer.add("b", "b1", is_root=False)) == [("a", ["a1"], "expired", False)]
+
+
 def test_an_expired_trace_is_not_complete_even_with_its_root() -> None:
     clock = Clock()
     buffer: TraceBuffer[str] = TraceBuffer(linger=5, ttl_s=1, clock=clock)

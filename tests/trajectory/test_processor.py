@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
@@ -276,3 +276,61 @@ def test_a_timeout_of_none_means_the_default_deadline(provider: TracerProvider) 
     assert processor.force_flush(timeout_millis=None) is True
     processor.shutdown(timeout_millis=None)
     assert len(delivered) == 1
+
+
+class WatchedSpan(ReadableSpan):
+    """A finished span that records which threads read it, and can hold the reader up."""
+
+    def __init__(self, name: str, trace_id: int, span_id: int, hold: threading.Event | None = None) -> None:
+        context = SpanContext(trace_id=trace_id, span_id=span_id, is_remote=False, trace_flags=TraceFlags(1))
+        super().__init__(name=name, context=context, attributes={"gen_ai.operation.name": "invoke_agent"})
+        self.readers: set[str] = set()
+        self._hold = hold
+
+    @property
+    def attributes(self):  # type: ignore[override]
+        self.readers.add(threading.current_thread().name)
+        if self._hold is not None:
+            self._hold.wait(5)
+        return super().attributes
+
+    @property
+    def parent(self):  # type: ignore[override]
+        self.readers.add(threading.current_thread().name)
+        return super().parent
+
+    def get_span_context(self):  # type: ignore[override]
+        self.readers.add(threading.current_thread().name)
+        return super().get_span_context()
+
+
+def test_on_end_reads_nothing_of_the_span_on_the_app_thread() -> None:
+    received: list[Trajectory] = []
+    processor = TrajectoryProcessor(received.append, skip_empty=False)
+    spans = [WatchedSpan(f"invoke_agent a{index}", trace_id=index + 1, span_id=index + 1) for index in range(20)]
+    for span in spans:
+        processor.on_end(span)
+    app = threading.current_thread().name
+    assert not any(app in span.readers for span in spans)
+    assert processor.force_flush(5000)
+    assert len(received) == 20  # every span was read, as a root of its own trace
+    processor.shutdown()
+
+
+def test_spans_waiting_to_be_buffered_are_bounded_and_drops_are_counted_and_logged_once(caplog) -> None:
+    hold = threading.Event()
+    processor = TrajectoryProcessor(max_pending_spans=5, skip_empty=False)
+    try:
+        processor.on_end(WatchedSpan("invoke_agent held", trace_id=1, span_id=1, hold=hold))
+        deadline = time.monotonic() + 2
+        while processor._intake and time.monotonic() < deadline:  # the intake thread took it and is held
+            time.sleep(0.01)
+        with caplog.at_level(logging.WARNING, logger="agenteval_otel.trajectory.processor"):
+            for index in range(8):  # never blocks, though the intake thread is held up
+                processor.on_end(WatchedSpan(f"invoke_agent b{index}", trace_id=index + 2, span_id=index + 2))
+            hold.set()
+            assert processor.dropped_spans == 3
+        assert caplog.text.count("wait to be buffered") == 1
+    finally:
+        hold.set()
+        processor.shutdown()
