@@ -9,14 +9,15 @@ every case.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
 from agenteval_otel.evaluation.criteria.context import CriterionContext
-from agenteval_otel.evaluation.criteria.outcome import run_criterion
+from agenteval_otel.evaluation.criteria.outcome import start_criterion
 from agenteval_otel.evaluation.models import EvalCase, Invocation
 from agenteval_otel.evaluation.results import (
     CriterionResult,
@@ -107,9 +108,9 @@ class Scorer:
         self.criterion_timeout_s = criterion_timeout_s
         self._gate = asyncio.Semaphore(concurrency)
 
-    async def _one(self, name: str, context: CriterionContext) -> CriterionResult | None:
+    async def _gated(self, started: Awaitable[CriterionResult | None]) -> CriterionResult | None:
         async with self._gate:
-            return await run_criterion(name, context, timeout_s=self.criterion_timeout_s)
+            return await started
 
     async def score_turn(
         self,
@@ -127,8 +128,14 @@ class Scorer:
                              turn_index=turn_index, previous_turns=tuple(previous_turns), judge=self.judge)
             for config in self.criteria.values()
         ]
-        return list(await asyncio.gather(*(
-            self._one(name, context) for name, context in zip(self.criteria, contexts))))
+        results: list[Any] = [start_criterion(name, context, timeout_s=self.criterion_timeout_s)
+                              for name, context in zip(self.criteria, contexts)]
+        waiting = [index for index, result in enumerate(results) if inspect.isawaitable(result)]
+        if waiting:  # async criteria run concurrently, at most ``concurrency`` at once
+            done = await asyncio.gather(*(self._gated(results[index]) for index in waiting))
+            for index, result in zip(waiting, done):
+                results[index] = result
+        return results
 
     async def score_case(
         self,
@@ -140,10 +147,11 @@ class Scorer:
     ) -> EvalCaseResult:
         """Score ``case`` against one trajectory per turn (a missing turn scores as empty)."""
         actual_turns = [turns[i] if i < len(turns) else Trajectory() for i in range(len(case.conversation))]
-        per_turn = await asyncio.gather(*(
+        scored = [
             self.score_turn(actual, inv, case=case, turn_index=index, previous_turns=actual_turns[:index])
             for index, (inv, actual) in enumerate(zip(case.conversation, actual_turns))
-        ))
+        ]
+        per_turn = [await scored[0]] if len(scored) == 1 else await asyncio.gather(*scored)
         invocation_ids = [inv.invocation_id for inv in case.conversation]
         case_results = []
         for index, (name, criterion_config) in enumerate(self.criteria.items()):
