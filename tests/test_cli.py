@@ -143,3 +143,57 @@ def test_deeply_nested_input_exits_2_without_a_traceback(tmp_path: Path) -> None
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr
         assert proc.stderr.startswith(f"agenteval: error: {args[1]}: ") and "nested more than" in proc.stderr
+
+
+def _recorded_weather_runs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An eval set of three cases (the second expects another reply, so it fails), the OTLP
+    JSON lines of one real run of each, and a config scoring tools and responses."""
+    import json
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agenteval_otel import EvalCase, EvalSet, ToolCall, evaluate, tool
+    from agenteval_otel.tracing import OtlpJsonFileExporter
+
+    @tool
+    def get_weather(city: str) -> str:
+        return "sunny"
+
+    def agent(query: str) -> str:
+        city = query.split()[-1].rstrip("?")
+        return f"It is {get_weather(city)} in {city}."
+
+    eval_set = EvalSet(eval_set_id="weather", eval_cases=[
+        EvalCase.single_turn(f"Weather in City{i}?", f"It is {'rainy' if i == 1 else 'sunny'} in City{i}.",
+                             [ToolCall(name="get_weather", args={"city": f"City{i}"})], eval_id=f"case-{i}")
+        for i in range(3)])
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(tmp_path / "runs.jsonl")))
+    evaluate(eval_set, agent, tracer_provider=provider)
+    provider.shutdown()
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"criteria": {"trajectory_match": {"threshold": 1.0},
+                                               "response_match": {"threshold": 0.9}}}))
+    return eval_set.save(tmp_path / "weather.evalset.json"), tmp_path / "runs.jsonl", config
+
+
+def test_eval_keep_trajectories_through_the_cli(tmp_path: Path) -> None:
+    import json
+
+    evalset, traces, config = _recorded_weather_runs(tmp_path)
+    reports = {}
+    for flag in ([], ["--keep-trajectories"]):
+        name = "kept" if flag else "default"
+        code = main(["eval", str(evalset), "--traces", str(traces), "--config", str(config), "--quiet",
+                     "--report", str(tmp_path / f"{name}.json"), "--run-file", str(tmp_path / f"{name}.run.jsonl"),
+                     *flag])
+        assert code == 1  # case-1 failed
+        reports[name] = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))["results"]
+    tools = {name: [[step["name"] for step in result["actual_trajectory"] if step["step_type"] == "tool"]
+                    for result in results] for name, results in reports.items()}
+    assert tools["kept"] == [["get_weather"]] * 3  # every case's actual trajectory
+    statuses = [result["passed"] for result in reports["default"]]
+    assert statuses == [True, False, True]
+    assert tools["default"][1] == ["get_weather"]  # the failure keeps its trajectory
+    assert reports["default"] == reports["kept"]  # the flag changes what is held, not the report

@@ -18,6 +18,8 @@ data and never import the models.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,7 @@ _ADK_INVOCATION_EXTRAS = {
 _ADK_EVAL_SET_EXTRAS = {"creation_timestamp"}
 
 
+@functools.lru_cache(maxsize=4096)
 def _snake(key: str) -> str:
     if not _CAMEL.match(key):
         return key
@@ -77,15 +80,23 @@ def _snake(key: str) -> str:
 
 
 def snake_keys(value: Any) -> Any:
-    """Rename camelCase keys to snake_case, leaving user data (arguments, state) as it is."""
+    """Rename camelCase keys to snake_case, leaving user data (arguments, state) as it is.
+
+    A dict or list with nothing to rename is returned as it is, not copied.
+    """
     if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
+        out: dict[Any, Any] | None = None
+        for index, (key, item) in enumerate(value.items()):
             name = _snake(key) if isinstance(key, str) else key
-            out[name] = item if name in _OPAQUE_KEYS else snake_keys(item)
-        return out
+            renamed = item if name in _OPAQUE_KEYS else snake_keys(item)
+            if out is None and (name != key or renamed is not item):
+                out = dict(itertools.islice(value.items(), index))
+            if out is not None:
+                out[name] = renamed
+        return value if out is None else out
     if isinstance(value, list):
-        return [snake_keys(item) for item in value]
+        items = [snake_keys(item) for item in value]
+        return value if all(new is old for new, old in zip(items, value)) else items
     return value
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from agenteval_otel.errors import AgentEvalError, EvalSetLoadError
@@ -21,8 +22,21 @@ MAX_JSON_DEPTH = 256
 
 
 def read_json(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError) -> Any:
-    """Parse a JSON file; a missing, unreadable or invalid file raises ``error``."""
+    """Parse a JSON file; a missing, unreadable or invalid file raises ``error``.
+
+    Read from bytes, with equal strings of the document held once; a file that does not parse
+    so is read again by the standard library, whose errors say where and why.
+    """
     file = Path(path)
+    try:
+        data = pydantic_core.from_json(file.read_bytes())
+    except (OSError, ValueError):
+        return _read_json_checked(file, error)
+    check_depth(data, file, error)
+    return data
+
+
+def _read_json_checked(file: Path, error: type[AgentEvalError]) -> Any:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:

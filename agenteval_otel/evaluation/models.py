@@ -11,12 +11,13 @@ accept plain strings where a message or a tool name is meant.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agenteval_otel.evaluation.adk import eval_set_data
 from agenteval_otel.evaluation.files import read_json, validate_file_data, write_json
@@ -36,6 +37,17 @@ def _new_id() -> str:
     return str(uuid.uuid4())
 
 
+class _SharedFieldsSet(BaseModel):
+    """A model whose set of explicitly given field names may be shared with other instances
+    (loaded eval sets share them, see ``_share_fields_set``): an assignment that would add a
+    name to it gives the instance a set of its own first."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in self.__pydantic_fields_set__:
+            object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)
+
+
 def _as_message(value: Any, role: str) -> Any:
     return {"role": role, "content": value} if isinstance(value, str) else value
 
@@ -46,7 +58,7 @@ def _as_tool_calls(value: Any) -> Any:
     return value
 
 
-class Invocation(BaseModel):
+class Invocation(_SharedFieldsSet):
     """One conversation turn: the user's message and what the agent should do in reply."""
 
     model_config = ConfigDict(extra="forbid")
@@ -75,7 +87,7 @@ class Invocation(BaseModel):
         return _as_tool_calls(value)
 
 
-class SessionInput(BaseModel):
+class SessionInput(_SharedFieldsSet):
     """How the agent's session starts. Accepts Google ADK's ``app_name``, ``user_id`` and
     ``state`` (read as ``initial_state``)."""
 
@@ -101,7 +113,7 @@ class SessionInput(BaseModel):
         return data
 
 
-class ConversationScenario(BaseModel):
+class ConversationScenario(_SharedFieldsSet):
     """A simulated-user case: the user starts with ``starting_prompt`` and follows the plan."""
 
     model_config = ConfigDict(extra="forbid")
@@ -123,7 +135,7 @@ class ConversationScenario(BaseModel):
 ConversationTurn = tuple[str, Union[str, None]]
 
 
-class EvalCase(BaseModel):
+class EvalCase(_SharedFieldsSet):
     """One test scenario: a conversation of invocations, a simulated-user scenario, or both."""
 
     model_config = ConfigDict(extra="forbid")
@@ -287,7 +299,7 @@ class EvalSet(BaseModel):
         expected.
         """
         file = Path(path)
-        return validate_file_data(cls, eval_set_data(read_json(file), file), file)
+        return _validated_eval_set(cls, eval_set_data(read_json(file), file), file)
 
     @classmethod
     def from_file(cls, path: str | Path) -> EvalSet:
@@ -301,3 +313,61 @@ class EvalSet(BaseModel):
     def to_file(self, path: str | Path) -> Path:
         """Same as :meth:`save`."""
         return self.save(path)
+
+
+def _validated_eval_set(cls: type[EvalSet], data: Any, file: Path) -> EvalSet:
+    """Validate eval-set data one case at a time, each raw case freed once its model is built
+    and held lean (``_held_lean``), so loading never holds every raw case and every model at
+    once. ``data`` is consumed. Errors are pydantic's for the whole set, as one validation
+    would give them: the cases that failed are validated again in place."""
+    raw_cases = data.get("eval_cases") if isinstance(data, dict) else None
+    if not isinstance(raw_cases, list):
+        return validate_file_data(cls, data, file)
+    cases: list[Any] = []
+    for index, raw in enumerate(raw_cases):
+        raw_cases[index] = None
+        try:
+            cases.append(_held_lean(EvalCase.model_validate(raw)))
+        except ValidationError:
+            cases.append(raw)
+    return validate_file_data(cls, {**data, "eval_cases": cases}, file)
+
+
+_SHARED_FIELDS_SETS: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+
+
+def _share_fields_set(model: BaseModel) -> None:
+    """Point a loaded model at one set of given field names shared by every model of its class
+    given the same fields, instead of a set of its own. Pydantic only ever adds names to that
+    set (on assignment; ``model_copy`` adds to its copy's own): a model given every field never
+    changes the set by it, and our models copy the set before an assignment that would
+    (``_SharedFieldsSet``), so the sharing is never observable."""
+    names = model.__pydantic_fields_set__
+    if isinstance(model, _SharedFieldsSet) or len(names) == len(type(model).model_fields):
+        shared = _SHARED_FIELDS_SETS.setdefault((type(model), frozenset(names)), names)
+        object.__setattr__(model, "__pydantic_fields_set__", shared)
+
+
+def _held_lean(case: EvalCase) -> EvalCase:
+    """A loaded case with its field-name sets shared, and its tool names and the repeated
+    string values of its tool arguments held once (a case often calls one tool with one value
+    many times)."""
+    _share_fields_set(case)
+    for part in (case.session_input, case.conversation_scenario):
+        if part is not None:
+            _share_fields_set(part)
+    values: dict[str, str] = {}
+    for turn in case.conversation:
+        _share_fields_set(turn)
+        for message in (turn.user_content, turn.expected_final_response, *turn.expected_intermediate_responses):
+            if message is not None:
+                _share_fields_set(message)
+        for call in turn.expected_tool_trajectory:
+            _share_fields_set(call)
+            if type(call.name) is str:
+                call.__dict__["name"] = sys.intern(call.name)
+            args = call.args
+            for key, value in args.items():
+                if type(value) is str:
+                    args[key] = values.setdefault(value, value)
+    return case

@@ -9,15 +9,15 @@ every case.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import inspect
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
 from agenteval_otel.evaluation.criteria.context import CriterionContext
-from agenteval_otel.evaluation.criteria.outcome import run_criterion
+from agenteval_otel.evaluation.criteria.outcome import start_criterion
 from agenteval_otel.evaluation.judging import default_judge
 from agenteval_otel.evaluation.models import EvalCase, Invocation
 from agenteval_otel.evaluation.results import (
@@ -115,15 +115,16 @@ class Scorer:
         self.criterion_timeout_s = criterion_timeout_s
         self._gate = asyncio.Semaphore(concurrency)
 
-    async def _one(self, name: str, context: CriterionContext) -> CriterionResult | None:
-        usage = JudgeUsage()
-        if isinstance(context.judge, JudgeClient):
-            context = dataclasses.replace(context, judge=context.judge.recording(usage, name))
+    async def _gated(self, started: Awaitable[CriterionResult | None]) -> CriterionResult | None:
         async with self._gate:
-            result = await run_criterion(name, context, timeout_s=self.criterion_timeout_s)
-        if result is not None and usage.used:
-            result = result.model_copy(update={"judge_usage": usage})
-        return result
+            return await started
+
+    def _judge_for(self, name: str) -> tuple[Any, JudgeUsage | None]:
+        """The judge a criterion's context gets, counting its calls in the usage returned."""
+        if not isinstance(self.judge, JudgeClient):
+            return self.judge, None
+        usage = JudgeUsage()
+        return self.judge.recording(usage, name), usage
 
     async def score_turn(
         self,
@@ -136,13 +137,24 @@ class Scorer:
     ) -> list[CriterionResult | None]:
         """Every enabled criterion on one turn, in config order (``None`` where one does not
         apply); ``expected`` is ``None`` for reference-free scoring."""
-        contexts = [
-            CriterionContext(actual=actual, expected=expected, config=config, case=case,
-                             turn_index=turn_index, previous_turns=tuple(previous_turns), judge=self.judge)
-            for config in self.criteria.values()
-        ]
-        return list(await asyncio.gather(*(
-            self._one(name, context) for name, context in zip(self.criteria, contexts))))
+        previous = tuple(previous_turns)
+        results: list[Any] = []
+        usages: list[JudgeUsage | None] = []
+        for name, config in self.criteria.items():
+            judge, usage = self._judge_for(name)
+            context = CriterionContext(actual=actual, expected=expected, config=config, case=case,
+                                       turn_index=turn_index, previous_turns=previous, judge=judge)
+            results.append(start_criterion(name, context, timeout_s=self.criterion_timeout_s))
+            usages.append(usage)
+        waiting = [index for index, result in enumerate(results) if inspect.isawaitable(result)]
+        if waiting:  # async criteria run concurrently, at most ``concurrency`` at once
+            done = await asyncio.gather(*(self._gated(results[index]) for index in waiting))
+            for index, result in zip(waiting, done):
+                results[index] = result
+        for index, usage in enumerate(usages):
+            if usage is not None and usage.used and results[index] is not None:
+                results[index] = results[index].model_copy(update={"judge_usage": usage})
+        return results
 
     async def score_case(
         self,
@@ -154,10 +166,11 @@ class Scorer:
     ) -> EvalCaseResult:
         """Score ``case`` against one trajectory per turn (a missing turn scores as empty)."""
         actual_turns = [turns[i] if i < len(turns) else Trajectory() for i in range(len(case.conversation))]
-        per_turn = await asyncio.gather(*(
+        scored = [
             self.score_turn(actual, inv, case=case, turn_index=index, previous_turns=actual_turns[:index])
             for index, (inv, actual) in enumerate(zip(case.conversation, actual_turns))
-        ))
+        ]
+        per_turn = [await scored[0]] if len(scored) == 1 else await asyncio.gather(*scored)
         invocation_ids = [inv.invocation_id for inv in case.conversation]
         case_results = []
         for index, (name, criterion_config) in enumerate(self.criteria.items()):

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from html import escape
 from pathlib import Path
+from typing import IO
 
 from agenteval_otel.evaluation.results import (
     CriterionResult,
@@ -38,25 +40,80 @@ __all__ = ["render_html", "write_html"]
 
 
 def write_html(report: EvalReport, path: str | os.PathLike[str]) -> Path:
-    """Write the page of ``report`` to ``path`` as UTF-8, creating parent folders; the path."""
+    """Write the page of ``report`` to ``path`` as UTF-8, creating parent folders; the path.
+    The page is written piece by piece, and each case result is read once."""
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(render_html(report), encoding="utf-8")
+    with file.open("w", encoding="utf-8", newline="") as out:
+        out.writelines(_page(report))
     return file
 
 
 def render_html(report: EvalReport) -> str:
     """The report as a complete HTML document."""
+    return "".join(_page(report))
+
+
+def _page(report: EvalReport) -> Iterator[str]:
+    """The document in pieces. Each case result is read once: its row and its details are
+    rendered then and set aside in temporary files, the table's columns (every criterion
+    scored) and the chart's thresholds gathered on the way."""
     title = report.eval_set_name or report.eval_set_id
-    main = "".join([_summary(report), _chart_section(report), _cases_table(report.results),
-                    _case_details(report.results), _config(report)])
-    return (
-        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'
-        f"<title>{_e(title)} · evaluation report</title>\n<style>{_CSS}</style>\n</head>\n"
-        f"<body>\n{_header(report)}\n<main>{main}</main>\n</body>\n</html>\n"
-    )
+    with _spool() as rows, _spool() as details:
+        cases = _CasePass()
+        for index, case in enumerate(report.results, 1):
+            cases.add(index, case, rows, details)
+        yield (
+            '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'
+            f"<title>{_e(title)} · evaluation report</title>\n<style>{_CSS}</style>\n</head>\n"
+            f"<body>\n{_header(report)}\n<main>"
+        )
+        yield _summary(report)
+        yield _chart_section(report, cases.thresholds())
+        yield from _cases_table(cases, rows)
+        if cases.count:
+            yield '<section aria-labelledby="details-title"><h2 id="details-title">Trajectories</h2>'
+            yield from _read_back(details)
+            yield "</section>"
+        yield _config(report)
+        yield "</main>\n</body>\n</html>\n"
+
+
+def _spool() -> IO[str]:
+    return tempfile.TemporaryFile("w+", encoding="utf-8", newline="")
+
+
+def _read_back(spool: IO[str]) -> Iterator[str]:
+    spool.seek(0)
+    yield from iter(lambda: spool.read(1 << 16), "")
+
+
+class _CasePass:
+    """What the page needs from every case, gathered in one pass over the results."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.names: dict[str, None] = {}
+        self._thresholds: dict[str, Counter[float]] = {}
+
+    def add(self, index: int, case: EvalCaseResult, rows: IO[str], details: IO[str]) -> None:
+        """Count ``case`` (the ``index``-th), and set its table row and its details aside."""
+        self.count += 1
+        for r in case.criterion_results:
+            self.names.setdefault(r.criterion)
+            self._thresholds.setdefault(r.criterion, Counter())[r.threshold] += 1
+        cells = {r.criterion: _score_cell(r.criterion, r) for r in case.criterion_results}
+        why = "".join(f"<div>{_e(line[len(case.eval_id) + 2:])}</div>" for line in case.problems())
+        rows.write(json.dumps([f'<tr class="status-{case.status}"><th scope="row"><a href="#case-{index}">'
+                               f"{_e(_case_label(case))}</a></th><td>{_badge(case.status)}</td>",
+                               cells, f'<td class="why" data-label="Why">{why}</td></tr>']) + "\n")
+        details.write(_case(index, case))
+
+    def thresholds(self) -> dict[str, float]:
+        """The threshold each criterion was scored against (the most common one, should they vary)."""
+        return {name: counts.most_common(1)[0][0] for name, counts in self._thresholds.items()}
 
 
 # --- header and summary ----------------------------------------------------------------------
@@ -114,7 +171,7 @@ def _pct(value: float) -> str:
     return f"{max(0.0, min(1.0, value)) * 100:.1f}%"
 
 
-def _chart_section(report: EvalReport) -> str:
+def _chart_section(report: EvalReport, thresholds: dict[str, float]) -> str:
     stats = report.summary.criterion_stats
     if not stats:
         chart = '<p class="none">No criterion was scored.</p>'
@@ -124,19 +181,10 @@ def _chart_section(report: EvalReport) -> str:
                   'below threshold</span><span class="key"><span class="swatch rate"></span>pass '
                   'rate (0–100%)</span><span class="key"><span class="swatch thr"></span>'
                   "threshold</span>")
-        chart = (f'<figure class="chart">{_score_chart(stats, _thresholds(report.results))}'
+        chart = (f'<figure class="chart">{_score_chart(stats, thresholds)}'
                  f"<figcaption>{legend}</figcaption></figure>")
     return (f'<section aria-labelledby="chart-title"><h2 id="chart-title">Scores by criterion</h2>'
             f"{chart}</section>")
-
-
-def _thresholds(results: Iterable[EvalCaseResult]) -> dict[str, float]:
-    """The threshold each criterion was scored against (the most common one, should they vary)."""
-    seen: dict[str, Counter[float]] = {}
-    for case in results:
-        for r in case.criterion_results:
-            seen.setdefault(r.criterion, Counter())[r.threshold] += 1
-    return {name: counts.most_common(1)[0][0] for name, counts in seen.items()}
 
 
 def _score_chart(stats: dict[str, CriterionStats], thresholds: dict[str, float]) -> str:
@@ -194,29 +242,22 @@ def _chart_row(name: str, s: CriterionStats, threshold: float | None, y: int) ->
 
 # --- the table of cases ----------------------------------------------------------------------
 
-def _criterion_names(results: Iterable[EvalCaseResult]) -> list[str]:
-    return list(dict.fromkeys(r.criterion for case in results for r in case.criterion_results))
-
-
-def _cases_table(results: Sequence[EvalCaseResult]) -> str:
-    if not results:
-        return ('<section aria-labelledby="cases-title"><h2 id="cases-title">Cases</h2>'
-                '<p class="none">No case was run.</p></section>')
-    names = _criterion_names(results)
+def _cases_table(cases: _CasePass, rows: IO[str]) -> Iterator[str]:
+    if not cases.count:
+        yield ('<section aria-labelledby="cases-title"><h2 id="cases-title">Cases</h2>'
+               '<p class="none">No case was run.</p></section>')
+        return
+    names = list(cases.names)
     # a criterion name may break after its underscores, so that many columns fit
     head = "".join(f'<th scope="col">{_e(name).replace("_", "_<wbr>")}</th>' for name in names)
-    rows = []
-    for index, case in enumerate(results, 1):
-        by_name = {r.criterion: r for r in case.criterion_results}
-        cells = "".join(_score_cell(name, by_name.get(name)) for name in names)
-        why = "".join(f"<div>{_e(line[len(case.eval_id) + 2:])}</div>" for line in case.problems())
-        rows.append(f'<tr class="status-{case.status}"><th scope="row"><a href="#case-{index}">'
-                    f"{_e(_case_label(case))}</a></th><td>{_badge(case.status)}</td>{cells}"
-                    f'<td class="why" data-label="Why">{why}</td></tr>')
-    return ('<section aria-labelledby="cases-title"><h2 id="cases-title">Cases</h2>'
-            '<div class="scroll"><table class="cases stackable"><thead><tr><th scope="col">Case</th>'
-            f'<th scope="col">Status</th>{head}<th scope="col">Why</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div></section>')
+    yield ('<section aria-labelledby="cases-title"><h2 id="cases-title">Cases</h2>'
+           '<div class="scroll"><table class="cases stackable"><thead><tr><th scope="col">Case</th>'
+           f'<th scope="col">Status</th>{head}<th scope="col">Why</th></tr></thead><tbody>')
+    rows.seek(0)
+    for line in rows:
+        start, cells, end = json.loads(line)
+        yield start + "".join(cells.get(name) or _score_cell(name, None) for name in names) + end
+    yield "</tbody></table></div></section>"
 
 
 def _score_cell(name: str, result: CriterionResult | None) -> str:
@@ -231,14 +272,6 @@ def _score_cell(name: str, result: CriterionResult | None) -> str:
 
 
 # --- per case: criteria, metrics and the trajectory diff of every turn ------------------------
-
-def _case_details(results: Sequence[EvalCaseResult]) -> str:
-    if not results:
-        return ""
-    cases = "".join(_case(index, case) for index, case in enumerate(results, 1))
-    return (f'<section aria-labelledby="details-title"><h2 id="details-title">Trajectories</h2>'
-            f"{cases}</section>")
-
 
 def _case(index: int, case: EvalCaseResult) -> str:
     opened = "" if case.status == "passed" else " open"

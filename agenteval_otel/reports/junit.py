@@ -3,9 +3,13 @@ errored criterion or case, so any CI system shows evaluation results as tests.""
 
 from __future__ import annotations
 
+import io
 import re
+import shutil
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import IO
 
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
 from agenteval_otel.reports.judge import judge_lines
@@ -62,20 +66,47 @@ def _testcase(suite: ET.Element, report: EvalReport, case: EvalCaseResult) -> No
         _element(element, "system-out", {}, "trace ids: " + ", ".join(case.trace_ids))
 
 
-def junit_xml(report: EvalReport) -> str:
-    """The report as a JUnit XML document."""
+def _suite_attributes(report: EvalReport, failed: int, errored: int) -> tuple[dict[str, str], dict[str, str]]:
     s = report.summary
-    failed = sum(1 for c in report.results if c.status == "failed")
-    errored = sum(1 for c in report.results if c.status == "errored")
-    root = ET.Element("testsuites", {
+    return {
         "name": "agenteval", "tests": str(s.total_cases), "failures": str(failed),
-        "errors": str(errored), "time": f"{report.duration_seconds:.3f}"})
-    suite = _element(root, "testsuite", {
+        "errors": str(errored), "time": f"{report.duration_seconds:.3f}"}, {
         "name": report.eval_set_name or report.eval_set_id,
         "tests": str(s.total_cases), "failures": str(failed), "errors": str(errored),
         "skipped": "0", "time": f"{report.duration_seconds:.3f}",
         "timestamp": report.created_at.isoformat(timespec="seconds"),
-    })
+    }
+
+
+_CASE_LEVEL = 2
+"""The depth of a ``testcase``: ``testsuites`` > ``testsuite`` > ``testcase``."""
+_BETWEEN_CASES = "\n" + "  " * _CASE_LEVEL
+
+
+def _write_cases(report: EvalReport, out: IO[str]) -> tuple[int, int, int]:
+    """Write every ``testcase``, indented as in the whole document, one result at a time;
+    the number of cases, failed and errored."""
+    count = failed = errored = 0
+    holder = ET.Element("testsuite")
+    for case in report.results:
+        holder.clear()
+        _testcase(holder, report, case)
+        element = holder[0]
+        ET.indent(element, level=_CASE_LEVEL)
+        out.write((_BETWEEN_CASES if count else "") + ET.tostring(element, encoding="unicode"))
+        count += 1
+        failed += case.status == "failed"
+        errored += case.status == "errored"
+    return count, failed, errored
+
+
+def _document(report: EvalReport, failed: int, errored: int, *, with_place: bool) -> ET.Element:
+    """The document without its ``testcase``s (a placeholder where they go, ``with_place``):
+    the suite's totals, and the judge's work as properties before the cases and lines after."""
+    root_attributes, suite_attributes = _suite_attributes(report, failed, errored)
+    root = ET.Element("testsuites", root_attributes)
+    suite = _element(root, "testsuite", suite_attributes)
+    s = report.summary
     lines = judge_lines(report)
     if lines:
         properties = _element(suite, "properties", {})
@@ -83,17 +114,50 @@ def junit_xml(report: EvalReport) -> str:
             for key, value in usage.model_dump().items():
                 _element(properties, "property", {"name": f"judge.{name}.{key}", "value": f"{value:g}"})
         _element(properties, "property", {"name": "judge.errors", "value": str(s.judge_errors)})
-    for case in report.results:
-        _testcase(suite, report, case)
+    if with_place:
+        ET.SubElement(suite, _PLACE)
     if lines:
         _element(suite, "system-out", {}, "\n".join(lines))
+    return root
+
+
+def _document_around(report: EvalReport, failed: int, errored: int) -> tuple[str, str]:
+    """The document's text before its first ``testcase`` and after its last."""
+    root = _document(report, failed, errored, with_place=True)
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    head, tail = ET.tostring(root, encoding="unicode", xml_declaration=True).split(f"<{_PLACE} />")
+    return head, tail + "\n"
+
+
+_PLACE = "cases-go-here"
 
 
 def write_junit(report: EvalReport, path: str | Path) -> Path:
-    """Write the report as JUnit XML to ``path``."""
+    """Write the report as JUnit XML to ``path``, case by case: the cases go to a temporary
+    file first, as the totals of the ``testsuite`` element before them are known at the end."""
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(junit_xml(report), encoding="utf-8")
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as cases:
+        count, failed, errored = _write_cases(report, cases)
+        with file.open("w", encoding="utf-8", newline="") as out:
+            if not count:
+                out.write(junit_xml(report))
+                return file
+            head, tail = _document_around(report, failed, errored)
+            out.write(head)
+            cases.seek(0)
+            shutil.copyfileobj(cases, out)
+            out.write(tail)
     return file
+
+
+def junit_xml(report: EvalReport) -> str:
+    """The report as a JUnit XML document."""
+    cases = io.StringIO()
+    count, failed, errored = _write_cases(report, cases)
+    if count:
+        head, tail = _document_around(report, failed, errored)
+        return head + cases.getvalue() + tail
+    root = _document(report, failed, errored, with_place=False)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

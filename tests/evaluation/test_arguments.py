@@ -77,3 +77,17 @@ def test_bad_rules_fail_at_construction() -> None:
 )
 def test_parse_args_accepts_strings_maps_and_bare_values(raw: object, parsed: dict) -> None:
     assert parse_args(raw) == parsed
+
+
+@pytest.mark.parametrize(("expected", "actual", "equal"), [
+    ({"n": 1}, {"n": True}, False),
+    ({"n": True}, {"n": 1}, False),
+    ({"n": 1}, {"n": 1.0}, True),
+    ({"s": "a", "n": 2}, {"n": 2, "s": "a"}, True),
+    ({"n": 0}, {"n": False}, False),
+    ({"l": [1]}, {"l": [True]}, False),
+])
+def test_equal_looking_arguments_still_compare_as_json(expected: dict, actual: dict, equal: bool) -> None:
+    assert expected == actual  # Python's equality would say yes to each of these
+    assert args_match(expected, actual) is equal
+    assert args_match(expected, actual, ArgMatch(mode="subset")) is equal

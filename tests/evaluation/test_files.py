@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agenteval_otel import EvalConfig, EvalSet, EvalSetBuilder, ToolCall
+from agenteval_otel import EvalCase, EvalConfig, EvalSet, EvalSetBuilder, ToolCall
 from agenteval_otel.errors import ConfigError, EvalSetLoadError
 from agenteval_otel.evaluation.adk import snake_keys
 from agenteval_otel.evaluation.config import MatchType
@@ -224,6 +225,13 @@ def test_snake_keys_leaves_arguments_alone() -> None:
     assert snake_keys(data) == {"tool_uses": [{"name": "t", "args": {"deviceId": 1}}]}
 
 
+def test_snake_keys_returns_what_has_nothing_to_rename() -> None:
+    data = {"eval_cases": [{"eval_id": "c", "conversation": [{"user_content": "q"}]}], "metadata": {"aB": 1}}
+    assert snake_keys(data) is data
+    renamed = snake_keys({"a": 1, "evalCases": [], "b": [2]})
+    assert list(renamed.items()) == [("a", 1), ("eval_cases", []), ("b", [2])]
+
+
 def test_invocation_events_form(tmp_path: Path) -> None:
     """ADK 2.x writes tool calls as function_call parts of invocation events."""
     data = {
@@ -272,6 +280,61 @@ def test_our_format_round_trips(tmp_path: Path) -> None:
     # loading what we wrote and writing it again gives the same bytes
     EvalSet.load(path).save(tmp_path / "again.evalset.json")
     assert (tmp_path / "again.evalset.json").read_text() == path.read_text()
+
+
+def _bench_shaped(cases: int) -> EvalSet:
+    """Single-turn cases of five calls of one tool, as bench/evaluate.py writes them."""
+    return EvalSet(eval_set_id="lean", eval_cases=[EvalCase.single_turn(
+        f"What is the weather in City{i}?", f"It is sunny in City{i}.",
+        [ToolCall(name="get_weather", args={"city": f"City{i}", "round": r}) for r in range(5)],
+        eval_id=f"case-{i}") for i in range(cases)])
+
+
+def test_loaded_cases_are_held_lean(tmp_path: Path) -> None:
+    """Loading holds each case in few bytes: one raw case at a time is alive beside the models,
+    and the models share their field-name sets and repeated names and values."""
+    cases = 600
+    path = _bench_shaped(cases).save(tmp_path / "lean.evalset.json")
+    EvalSet.load(path)  # imports and caches warmed up
+    tracemalloc.start()
+    try:
+        eval_set = EvalSet.load(path)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(eval_set.eval_cases) == cases
+    assert held / cases < 6_000 and peak / cases < 8_000, (held / cases, peak / cases)
+
+
+def test_sharing_in_loaded_cases_is_never_observable(tmp_path: Path) -> None:
+    path = _bench_shaped(3).save(tmp_path / "lean.evalset.json")
+    first, second, _ = EvalSet.load(path).eval_cases
+    call, other = first.expected_tools[0], second.expected_tools[0]
+    assert other.model_fields_set == {"name", "args", "call_id", "result"}
+    call.name = "renamed"
+    call.args["city"] = "Elsewhere"
+    first.conversation[0].user_content.role = "system"
+    copied = second.model_copy(update={"tags": ["x"]})
+    assert (other.name, other.args, second.conversation[0].user_content.role) == (
+        "get_weather", {"city": "City1", "round": 0}, "user")
+    assert first.expected_tools[1].args == {"city": "City0", "round": 1}
+    assert copied.tags == ["x"] and second.tags == [] and second.model_fields_set == copied.model_fields_set
+    assert other.model_dump(exclude_unset=True) == {"name": "get_weather", "args": {"city": "City1", "round": 0},
+                                                    "call_id": None, "result": None}
+
+
+def test_errors_of_the_set_and_of_several_cases_are_named_together(tmp_path: Path) -> None:
+    good = {"eval_id": "ok", "conversation": [{"user_content": "q"}]}
+    data = {"eval_set_id": "s", "name": 5, "eval_cases": [good, "x", {**good, "eval_id": 3}, {"eval_id": "e"}],
+            "extra": 1}
+    path = _write(tmp_path, json.dumps(data))
+    with pytest.raises(EvalSetLoadError) as err:
+        EvalSet.load(path)
+    assert str(err.value) == (
+        f"{path}: name: Input should be a valid string (got 5); eval_cases[1]: Input should be a valid "
+        "dictionary or instance of EvalCase (got 'x'); eval_cases[2].eval_id: Input should be a valid string "
+        "(got 3); eval_cases[3]: eval case 'e' needs a 'conversation' (at least one invocation) or a "
+        "'conversation_scenario'; extra: unknown field")
 
 
 def test_example_eval_set_loads() -> None:

@@ -23,6 +23,7 @@ from agenteval_otel import (
     evaluate_traces,
 )
 from agenteval_otel.evaluation import CriterionResult, EvalCaseResult, InvocationResult
+from agenteval_otel.evaluation.case_results import CaseResults, ResultCodec
 from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
 from agenteval_otel.evaluation.results import EvidenceRow
 from tests.ground_truth import ground_truth_case
@@ -119,3 +120,24 @@ def live_report() -> EvalReport:
         return evaluate(eval_set, _weather_agent, config, num_runs=2, tracer_provider=TracerProvider())
     finally:
         set_active_policy(before)
+
+
+class CountingCodec(ResultCodec):
+    """The real codec, counting the results it decodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decoded = 0
+
+    def decode(self, data: bytes) -> EvalCaseResult:
+        self.decoded += 1
+        return super().decode(data)
+
+
+def held_slim(report: EvalReport) -> tuple[EvalReport, CountingCodec]:
+    """``report`` with its results held slim and compressed, as a long offline run holds them."""
+    codec = CountingCodec()
+    results = CaseResults(codec=codec)
+    for result in report.results:
+        results.append(result, compact=True)
+    return report.model_copy(update={"results": results}), codec

@@ -14,7 +14,7 @@ import pytest
 from agenteval_otel import EvalReport
 from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult
 from agenteval_otel.reports.html import render_html, write_html
-from tests.reports.conftest import IMG, SCRIPT, SECRET
+from tests.reports.conftest import IMG, SCRIPT, SECRET, held_slim
 from tests.shared_data import skip_or_fail
 
 REQUIRE_BROWSER_ENV = "AGENTEVAL_REQUIRE_BROWSER"
@@ -251,3 +251,11 @@ def test_criteria_scored_by_another_tools_rules_say_so() -> None:
                                                                      criterion_results=[adk, ours])]))
     assert 'tool_trajectory_avg_score <span class="semantics">(adk rules)</span>' in page
     assert "trajectory_match <span" not in page
+
+
+def test_each_slim_case_result_is_read_once(report: EvalReport, tmp_path: Path) -> None:
+    slim, codec = held_slim(report)
+    text = write_html(slim, tmp_path / "report.html").read_text(encoding="utf-8")
+    assert codec.decoded == len(report.results)
+    assert text == render_html(slim.model_copy(update={"results": list(slim.results)}))
+    assert text.count('<details class="case ') == len(report.results)

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agenteval_otel import EvalReport
-from agenteval_otel.reports.junit import write_junit
-from tests.reports.conftest import LONG_IDS, SECRET
+from agenteval_otel.reports.junit import junit_xml, write_junit
+from tests.reports.conftest import LONG_IDS, SECRET, held_slim
 
 
 def test_junit_structure(report: EvalReport, tmp_path: Path) -> None:
@@ -61,3 +61,16 @@ def test_an_agent_exception_keeps_its_type_frame_and_traceback(live_report: Eval
     body = error.text or ""
     assert "Traceback (most recent call last)" in body and ", in _crash" in body
     assert SECRET not in ET.tostring(root, encoding="unicode") and "[REDACTED]" in body
+
+
+def test_written_case_by_case_the_same_document(report: EvalReport, tmp_path: Path) -> None:
+    slim, codec = held_slim(report)
+    path = write_junit(slim, tmp_path / "junit.xml")
+    assert codec.decoded == len(report.results)  # each case result read once
+    assert path.read_text(encoding="utf-8") == junit_xml(report)
+    root = ET.parse(path).getroot()
+    suite = root.find("testsuite")
+    assert suite is not None and len(suite.findall("testcase")) == len(report.results)
+    empty = report.model_copy(update={"results": []})
+    assert write_junit(empty, tmp_path / "empty.xml").read_text(encoding="utf-8") == junit_xml(empty)
+    assert "<testsuite " in junit_xml(empty) and "<testcase" not in junit_xml(empty)

@@ -22,14 +22,15 @@ import inspect
 import logging
 import math
 import traceback
+from collections.abc import Awaitable
 from typing import Any
 
 from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.registry import Outcome, RegisteredCriterion, Score, get_criterion
 from agenteval_otel.evaluation.failures import describe_error
-from agenteval_otel.evaluation.results import CriterionResult
+from agenteval_otel.evaluation.results import CriterionResult, Semantics
 
-__all__ = ["run_criterion"]
+__all__ = ["run_criterion", "start_criterion"]
 
 _log = logging.getLogger(__name__)
 _TRACEBACK_FRAMES = 8
@@ -42,7 +43,7 @@ def _traceback(error: BaseException) -> str | None:
         return None
 
 
-def _as_result(name: str, outcome: Outcome, threshold: float) -> CriterionResult | None:
+def _as_result(name: str, outcome: Outcome, threshold: float, semantics: Semantics) -> CriterionResult | None:
     if outcome is None:
         return None
     reason, details, evidence = "", {}, []
@@ -55,15 +56,15 @@ def _as_result(name: str, outcome: Outcome, threshold: float) -> CriterionResult
         return CriterionResult.failure(
             name, threshold,
             f"criterion {name!r} returned {type(outcome).__name__}; expected a float, a bool, a Score or None",
-            error_type="TypeError")
+            error_type="TypeError", semantics=semantics)
     score = float(value)
     if not math.isfinite(score):
         return CriterionResult.failure(
             name, threshold, f"criterion {name!r} returned a score of {score}; expected a number in [0, 1]",
-            error_type="ValueError")
+            error_type="ValueError", semantics=semantics)
     score = min(1.0, max(0.0, score))
     return CriterionResult(criterion=name, score=score, passed=score >= threshold, threshold=threshold,
-                           reason=reason, details=details, evidence=evidence)
+                           reason=reason, details=details, evidence=evidence, semantics=semantics)
 
 
 async def run_criterion(
@@ -74,35 +75,47 @@ async def run_criterion(
 
     An async criterion still running after ``timeout_s`` seconds is cancelled and errored.
     """
+    started = start_criterion(name, context, timeout_s=timeout_s)
+    return await started if inspect.isawaitable(started) else started
+
+
+def start_criterion(
+    name: str, context: CriterionContext, *, timeout_s: float | None = None
+) -> CriterionResult | None | Awaitable[CriterionResult | None]:
+    """What :func:`run_criterion` gives, at once for a criterion that returns its outcome, or
+    to await for one that returns an awaitable (so a caller runs plain criteria without a task)."""
     try:
         registered = get_criterion(name)
     except Exception as exc:
         return _failure(name, context.config.threshold, exc)
-    result = await _scored(registered, context, timeout_s)
-    return None if result is None else result.model_copy(update={"semantics": registered.semantics})
-
-
-async def _scored(
-    registered: RegisteredCriterion, context: CriterionContext, timeout_s: float | None
-) -> CriterionResult | None:
-    name, threshold = registered.name, context.config.threshold
+    threshold, semantics = context.config.threshold, registered.semantics
     try:
         if registered.settings is not None and context.settings is None:
             context = dataclasses.replace(context, settings=registered.parse_settings(context.config.params))
         outcome = registered.fn(context)
         if inspect.isawaitable(outcome):
-            outcome = await asyncio.wait_for(outcome, timeout_s)
-        return _as_result(name, outcome, threshold)
+            return _awaited(registered, outcome, threshold, timeout_s)
+        return _as_result(name, outcome, threshold, semantics)
+    except Exception as exc:  # a failing criterion is data, never an exception out of the run
+        return _failure(name, threshold, exc, semantics)
+
+
+async def _awaited(
+    registered: RegisteredCriterion, outcome: Awaitable[Outcome], threshold: float, timeout_s: float | None
+) -> CriterionResult | None:
+    name, semantics = registered.name, registered.semantics
+    try:
+        return _as_result(name, await asyncio.wait_for(outcome, timeout_s), threshold, semantics)
     except asyncio.TimeoutError as exc:
         if timeout_s is None:
-            return _failure(name, threshold, exc)
+            return _failure(name, threshold, exc, semantics)
         return CriterionResult.failure(name, threshold, f"criterion {name!r} did not finish within {timeout_s:g} s",
-                                       error_type="TimeoutError")
+                                       error_type="TimeoutError", semantics=semantics)
     except Exception as exc:  # a failing criterion is data, never an exception out of the run
-        return _failure(name, threshold, exc)
+        return _failure(name, threshold, exc, semantics)
 
 
-def _failure(name: str, threshold: float, error: BaseException) -> CriterionResult:
+def _failure(name: str, threshold: float, error: BaseException, semantics: Semantics = "agenteval") -> CriterionResult:
     _log.debug("criterion %s failed", name, exc_info=True)
     return CriterionResult.failure(name, threshold, describe_error(error), error_type=type(error).__name__,
-                                   traceback=_traceback(error))
+                                   traceback=_traceback(error), semantics=semantics)

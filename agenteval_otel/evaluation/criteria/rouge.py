@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Any
@@ -58,17 +59,29 @@ class _UnicodeTokenizer:
 
 
 @cache
-def _scorer() -> Any:
+def _tokenizer() -> _UnicodeTokenizer:
     from nltk.stem import porter
-    from rouge_score import rouge_scorer
 
     stemmer = porter.PorterStemmer()
-    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_UnicodeTokenizer(lambda t: str(stemmer.stem(t))))
+    return _UnicodeTokenizer(lambda t: str(stemmer.stem(t)))
+
+
+def _unigram_f(reference: list[str], candidate: list[str]) -> float:
+    """``rouge-score``'s ROUGE-1 F-measure over tokens, step for step (``_score_ngrams``, then
+    ``scoring.fmeasure``), without its n-gram tuples and score objects."""
+    want, got = Counter(reference), Counter(candidate)
+    overlap = 0
+    for token, count in want.items():
+        overlap += min(count, got[token])
+    precision = overlap / max(len(candidate), 1)
+    recall = overlap / max(len(reference), 1)
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
 
 
 def rouge1_f(reference: str, candidate: str) -> float:
     """ROUGE-1 F-measure of ``candidate`` against ``reference``."""
-    return float(_scorer().score(reference, candidate)["rouge1"].fmeasure)
+    tokenizer = _tokenizer()
+    return float(_unigram_f(tokenizer.tokenize(reference), tokenizer.tokenize(candidate)))
 
 
 def _adk_split_alone(code: int) -> bool:

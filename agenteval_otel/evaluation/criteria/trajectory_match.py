@@ -20,13 +20,15 @@ from agenteval_otel.trajectory.messages import ToolCall
 __all__ = ["call_evidence", "describe_call", "trajectory_match"]
 
 _MAX_ARGS_TEXT = 120
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+"""``json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)``, its encoder made once."""
 
 
 def describe_call(call: ToolCall) -> str:
     """``name(args)`` for reasons and reports."""
     if not call.args:
         return f"{call.name}()"
-    text = json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str)
+    text = _ARGS_JSON.encode(call.args)
     if len(text) > _MAX_ARGS_TEXT:
         text = text[: _MAX_ARGS_TEXT - 1] + "…"
     return f"{call.name}({text})"
@@ -58,21 +60,24 @@ def _mismatches(
 def call_evidence(
     want: list[ToolCall], got: list[ToolCall], result: SequenceMatch[Any, Any],
     mismatched: list[tuple[int, int, list[str]]], missing: list[int], unexpected: list[int],
+    described: tuple[list[str], list[str]] | None = None,
 ) -> list[EvidenceRow]:
-    """The rows in the order the calls happened; a missing call right after the call before it."""
+    """The rows in the order the calls happened; a missing call right after the call before it.
+    ``described``: ``describe_call`` of each of ``want`` and ``got``, if made already."""
+    want_text, got_text = described or ([describe_call(c) for c in want], [describe_call(c) for c in got])
+    row = EvidenceRow
     keyed: list[tuple[tuple[int, int, int], EvidenceRow]] = []
     position = {i: j for i, j in result.pairs} | {i: j for i, j, _ in mismatched}
     for i, j in result.pairs:
-        keyed.append(((j, 0, i), EvidenceRow(status="match", expected=describe_call(want[i]),
-                                             actual=describe_call(got[j]))))
+        keyed.append(((j, 0, i), row(status="match", expected=want_text[i], actual=got_text[j])))
     for i, j, problems in mismatched:
-        keyed.append(((j, 0, i), EvidenceRow(status="mismatch", expected=describe_call(want[i]),
-                                             actual=describe_call(got[j]), note="; ".join(problems))))
+        keyed.append(((j, 0, i), row(status="mismatch", expected=want_text[i], actual=got_text[j],
+                                     note="; ".join(problems))))
     for i in missing:
         before = max((position[k] for k in position if k < i), default=-1)
-        keyed.append(((before, 1, i), EvidenceRow(status="missing", expected=describe_call(want[i]))))
+        keyed.append(((before, 1, i), row(status="missing", expected=want_text[i])))
     for j in unexpected:
-        keyed.append(((j, 0, -1), EvidenceRow(status="unexpected", actual=describe_call(got[j]))))
+        keyed.append(((j, 0, -1), row(status="unexpected", actual=got_text[j])))
     return [row for _, row in sorted(keyed, key=lambda item: item[0])]
 
 
@@ -89,27 +94,28 @@ def trajectory_match(ctx: CriterionContext) -> Score | None:
         lambda e, a: e.matches(a, check_args=config.check_args, arg_match=config.arg_match),
     )
     mismatched, missing, unexpected = _mismatches(want, got, result.missing, result.unexpected, config)
+    want_text, got_text = [describe_call(c) for c in want], [describe_call(c) for c in got]
     parts = [f"{len(result.pairs)}/{len(want)} expected call(s) matched "
              f"({config.match_type.value}{', arguments checked' if config.check_args else ''})"]
     if missing:
-        parts.append("missing: " + ", ".join(describe_call(want[i]) for i in missing))
+        parts.append("missing: " + ", ".join(want_text[i] for i in missing))
     if unexpected:
-        parts.append("unexpected: " + ", ".join(describe_call(got[j]) for j in unexpected))
+        parts.append("unexpected: " + ", ".join(got_text[j] for j in unexpected))
     for i, j, problems in mismatched:
-        parts.append(f"argument mismatch {describe_call(want[i])} vs {describe_call(got[j])}: " + "; ".join(problems))
+        parts.append(f"argument mismatch {want_text[i]} vs {got_text[j]}: " + "; ".join(problems))
     return Score(
         result.score,
         "; ".join(parts),
         {
             "match_type": config.match_type.value,
-            "expected": [describe_call(c) for c in want],
-            "actual": [describe_call(c) for c in got],
-            "missing": [describe_call(want[i]) for i in missing],
-            "unexpected": [describe_call(got[j]) for j in unexpected],
+            "expected": want_text,
+            "actual": got_text,
+            "missing": [want_text[i] for i in missing],
+            "unexpected": [got_text[j] for j in unexpected],
             "mismatched": [
-                {"expected": describe_call(want[i]), "actual": describe_call(got[j]), "diff": problems}
+                {"expected": want_text[i], "actual": got_text[j], "diff": problems}
                 for i, j, problems in mismatched
             ],
         },
-        call_evidence(want, got, result, mismatched, missing, unexpected),
+        call_evidence(want, got, result, mismatched, missing, unexpected, (want_text, got_text)),
     )

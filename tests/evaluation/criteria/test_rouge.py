@@ -40,3 +40,15 @@ def test_unicode_text_is_scored() -> None:
     assert rouge1_f("Café à Paris", "café à paris") == 1.0
     assert rouge1_f("今天天气很好", "天气很好") == pytest.approx(0.8)
     assert rouge1_f("東京は晴れ", "大阪は雨") > 0.0
+
+
+def test_same_floats_as_rouge_score_under_our_tokenizer() -> None:
+    from agenteval_otel.evaluation.criteria.rouge import _tokenizer
+
+    scorer = rouge_scorer.RougeScorer(["rouge1"], tokenizer=_tokenizer())
+    words = "Погода sunny running 今天天气 café x1 the the of 42 runs é".split()
+    rng = random.Random(11)
+    for _ in range(500):
+        a = " ".join(rng.choices(words, k=rng.randint(0, 12)))
+        b = " ".join(rng.choices(words, k=rng.randint(0, 12)))
+        assert rouge1_f(a, b) == scorer.score(a, b)["rouge1"].fmeasure
