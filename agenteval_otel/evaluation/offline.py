@@ -27,10 +27,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Union
 
-from agenteval_otel.evaluation.case_results import CaseResults, Entry, ResultCodec
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
-from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport, SummaryTally
+from agenteval_otel.evaluation.results import (
+    CaseResults,
+    Entry,
+    EvalCaseResult,
+    EvalReport,
+    ResultCodec,
+    SummaryTally,
+)
 from agenteval_otel.evaluation.scoring import (
     DEFAULT_CRITERION_TIMEOUT_S,
     Scorer,

@@ -23,9 +23,8 @@ from agenteval_otel import (
     evaluate_traces,
 )
 from agenteval_otel.evaluation import CriterionResult, EvalCaseResult, InvocationResult
-from agenteval_otel.evaluation.case_results import CaseResults, ResultCodec
 from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
-from agenteval_otel.evaluation.results import EvidenceRow
+from agenteval_otel.evaluation.results import CaseResults, EvidenceRow, ResultCodec
 from tests.ground_truth import ground_truth_case
 
 RUNS = ["run1_sequential_two_tools", "run2_parallel_calls", "run3_streaming_sequential"]
