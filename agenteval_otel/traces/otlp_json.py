@@ -350,7 +350,8 @@ def _fast_records(doc: dict[str, Any]) -> list[SpanRecord]:
                 span_id = _fast_id(span["spanId"], 16, span_ids)
                 parent = span.get("parentSpanId")
                 name = span.get("name", "")
-                kind = _KINDS_BY_NUMBER.get(span.get("kind"))
+                kind_number = span.get("kind")
+                kind = _KINDS_BY_NUMBER.get(kind_number) if type(kind_number) is int or kind_number is None else None
                 if trace_id is None or span_id is None or type(name) is not str or kind is None:
                     raise _OffFastPath
                 start = int(span["startTimeUnixNano"])

@@ -92,6 +92,8 @@ def _request(span: dict[str, Any], scope: Any = None) -> dict[str, Any]:
         {"kind": None},
         {"kind": 9},
         {"kind": True},
+        {"kind": 1.0},
+        {"kind": "1"},
         {"name": None},
         {"name": 7},
         {"startTimeUnixNano": 10},
