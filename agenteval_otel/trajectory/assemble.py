@@ -255,16 +255,15 @@ def _step(
 ) -> TrajectoryStep:
     """A step read from a span, with the typed fields every such step has: where it came from
     (span, trace, the convention in ``metadata``) and how it went (error, duration)."""
-    error = reading.error
     return unchecked_step(
         step_type,
         name if type(name) is str else str(name),
         {} if not args else dict(args),
         result,
         record.start_ns / 1e9,
-        call_id if call_id is None or type(call_id) is str else str(call_id),
-        error if error is None or type(error) is str else str(error),
-        max(0, record.end_ns - record.start_ns) / 1e6,
+        _text_or_none(call_id),
+        _text_or_none(reading.error),
+        record.duration_ns / 1e6,
         record.span_id,
         record.trace_id,
         metadata if metadata is not None else _metadata(reading),
