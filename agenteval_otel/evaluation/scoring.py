@@ -29,7 +29,7 @@ from agenteval_otel.judge import JudgeClient, JudgeUsage
 from agenteval_otel.trajectory.steps import StepType
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["Scorer", "aggregate_runs", "efficiency", "error_result", "score_case"]
+__all__ = ["Scorer", "aggregate_runs", "efficiency", "error_result", "invocation_key", "score_case"]
 
 
 def efficiency(turns: Sequence[Trajectory]) -> dict[str, float]:
@@ -80,6 +80,19 @@ def score_case(
     return CriterionResult(criterion=name, score=score, passed=score >= config.threshold,
                            threshold=config.threshold, reason=reason, details=details,
                            semantics=applied[0][1].semantics, judge_usage=usage)
+
+
+def invocation_key(trajectory: Trajectory) -> str:
+    """The id an invocation found in traces is reported under when no eval case names it:
+    ``{trace_id}:{span_id}`` of its root span (what a trace viewer finds it by), else its
+    conversation id, else ``"invocation"``.
+
+    >>> invocation_key(Trajectory(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7"))
+    '4bf92f3577b34da6a3ce929d0e0e4736:00f067aa0ba902b7'
+    """
+    if trajectory.trace_id:
+        return f"{trajectory.trace_id}:{trajectory.span_id}" if trajectory.span_id else trajectory.trace_id
+    return trajectory.conversation_id or "invocation"
 
 
 DEFAULT_CRITERION_TIMEOUT_S = 300.0
@@ -155,6 +168,45 @@ class Scorer:
             if usage is not None and usage.used and results[index] is not None:
                 results[index] = results[index].model_copy(update={"judge_usage": usage})
         return results
+
+    async def score_invocation(
+        self,
+        actual: Trajectory,
+        *,
+        eval_id: str | None = None,
+        duration_seconds: float = 0.0,
+    ) -> EvalCaseResult:
+        """Score one invocation found in traces, with no eval case (production traces, online):
+        the reference-free criteria apply, those that need an expected invocation give ``None``
+        and are left out. The result is reported under ``eval_id`` (default:
+        :func:`invocation_key`) with one ``InvocationResult`` carrying the invocation's trace and
+        root span ids, where its verdicts are exported to."""
+        results = [r for r in await self.score_turn(actual) if r is not None]
+        key = eval_id or invocation_key(actual)
+        return EvalCaseResult(
+            eval_id=key,
+            name=actual.agent_name,
+            passed=all(r.passed for r in results),
+            criterion_results=results,
+            duration_seconds=duration_seconds,
+            actual_trajectory=list(actual.steps),
+            actual_response=actual.final_response,
+            trace_ids=list(actual.trace_ids),
+            trace_id=actual.trace_id,
+            span_id=actual.span_id,
+            invocation_results=[InvocationResult(
+                invocation_id=key,
+                user_input=actual.user_input,
+                actual_response=actual.final_response,
+                actual_tool_calls=actual.tool_calls(),
+                actual_node_order=actual.node_order(),
+                criterion_results=results,
+                trace_ids=list(actual.trace_ids),
+                trace_id=actual.trace_id,
+                span_id=actual.span_id,
+            )],
+            metrics=efficiency([actual]),
+        )
 
     async def score_case(
         self,

@@ -9,7 +9,7 @@ import time
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, criterion
 from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.results import EvalCaseResult
-from agenteval_otel.evaluation.scoring import Scorer
+from agenteval_otel.evaluation.scoring import Scorer, invocation_key
 from agenteval_otel.trajectory import Trajectory
 
 _TASKS: list[object] = []
@@ -64,3 +64,21 @@ def test_an_async_criterion_past_its_timeout_is_an_error() -> None:
     slept = result.criterion_results[1]
     assert (slept.criterion, slept.error_type) == ("sleeps_for_scoring_test", "TimeoutError")
     assert result.status == "errored" and result.criterion_results[2].passed
+
+
+def test_an_invocation_without_a_case_is_scored_by_the_reference_free_criteria_only() -> None:
+    @criterion("test_scoring_answered", default_threshold=1.0)
+    def answered(ctx):
+        return bool(ctx.actual.final_response)
+
+    config = EvalConfig.model_validate({"criteria": {"test_scoring_answered": 1.0,
+                                                     "tool_trajectory_avg_score": 1.0}})
+    actual = Trajectory(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7",
+                        final_response="", user_input="Weather?")
+    result = asyncio.run(Scorer(config).score_invocation(actual))
+    assert result.eval_id == "4bf92f3577b34da6a3ce929d0e0e4736:00f067aa0ba902b7"
+    assert [r.criterion for r in result.criterion_results] == ["test_scoring_answered"]
+    assert result.status == "failed"
+    (turn,) = result.invocation_results
+    assert (turn.trace_id, turn.span_id, turn.user_input) == (actual.trace_id, actual.span_id, "Weather?")
+    assert invocation_key(Trajectory(conversation_id="c1")) == "c1"
