@@ -1,0 +1,525 @@
+"""``OtlpReceiver``: an OTLP/HTTP and OTLP/gRPC server that hands the spans (and log records) it
+receives to a callback, within bounds.
+
+OTLP/HTTP takes ``POST /v1/traces`` and ``POST /v1/logs`` with binary protobuf
+(``application/x-protobuf``) or OTLP/JSON (``application/json``) bodies, gzip or not, and answers
+in the request's encoding as the OTLP specification asks: an ``Export…ServiceResponse`` (with
+``partial_success`` when some spans could not be read), or a ``google.rpc.Status`` with 400
+(malformed body), 401 (no or wrong bearer token), 404, 405, 408 (the body did not arrive within
+the request deadline), 413 (body over the limit, before or after decompression), 415 (media type
+or content encoding), 429 (the consumer refused the batch) or 503 (too many requests in flight,
+or stopping), both with ``Retry-After``. ``GET /health`` answers its state and counters as JSON.
+OTLP/gRPC serves ``TraceService`` and ``LogsService`` with the same limits (UNAUTHENTICATED,
+RESOURCE_EXHAUSTED / UNAVAILABLE with ``RetryInfo``, INVALID_ARGUMENT, INTERNAL).
+
+Memory stays bounded: at most ``max_in_flight`` requests are read at once, none beyond
+``max_body_bytes`` compressed or decompressed. The HTTP server needs the ``serve`` extra
+(``pip install "agenteval-otel[serve]"``); gRPC uses ``grpcio``, which comes with the exporter.
+
+>>> received = []
+>>> receiver = OtlpReceiver(received.extend, http_port=0).start()
+>>> import urllib.request
+>>> urllib.request.urlopen(f"http://127.0.0.1:{receiver.http_port}/health").status
+200
+>>> receiver.stop(2.0)
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import grpc
+import orjson
+from google.protobuf import json_format
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.message import Message
+from google.rpc.error_details_pb2 import RetryInfo
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+from agenteval_otel.traces.otlp_export import (
+    Encoding,
+    ExportBatch,
+    decode_logs_export,
+    decode_trace_export,
+    logs_batch_from_message,
+    trace_batch_from_message,
+)
+from agenteval_otel.trajectory.logs import LogRecord
+from agenteval_otel.trajectory.spans import SpanRecord
+
+__all__ = ["OtlpReceiver", "ReceiverCounters"]
+
+logger = logging.getLogger(__name__)
+logger.addHandler(logging.NullHandler())
+
+SERVE_EXTRA_HINT = 'the OTLP/HTTP receiver needs uvicorn: pip install "agenteval-otel[serve]"'
+DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024  # the OTLP specification's recommended limit
+_CHUNK = 64 * 1024
+_MEDIA_TYPES: dict[str, Encoding] = {"application/x-protobuf": "proto", "application/json": "json"}
+_CONTENT_TYPES: dict[Encoding, bytes] = {"proto": b"application/x-protobuf", "json": b"application/json"}
+_GRPC_CODES = {400: 3, 401: 16, 404: 5, 405: 12, 408: 4, 413: 8, 415: 3, 429: 8, 500: 13, 503: 14}
+
+Signal = Literal["traces", "logs"]
+SpanCallback = Callable[[list[SpanRecord]], "bool | None"]
+LogCallback = Callable[[list[LogRecord]], "bool | None"]
+_Send = Callable[[dict[str, Any]], Awaitable[None]]
+_Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class ReceiverCounters:
+    """What the receiver has done since it started (a snapshot)."""
+
+    requests: int = 0
+    spans_received: int = 0
+    spans_rejected: int = 0
+    logs_received: int = 0
+    logs_rejected: int = 0
+    refused_overload: int = 0  # 429 / 503 / RESOURCE_EXHAUSTED / UNAVAILABLE
+    refused_too_large: int = 0  # 413
+    refused_unauthorized: int = 0  # 401 / UNAUTHENTICATED
+    refused_bad_request: int = 0  # 400 / 404 / 405 / 415 / INVALID_ARGUMENT
+    timed_out: int = 0  # 408
+    failed: int = 0  # the callback raised: 500 / INTERNAL
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters by name."""
+        return asdict(self)
+
+
+class _Refused(Exception):
+    """A request answered with an error status (HTTP status, message, ``Retry-After``)."""
+
+    def __init__(self, status: int, message: str, counter: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.counter, self.retry_after = status, message, counter, retry_after
+
+
+class OtlpReceiver:
+    """An OTLP receiver on ``host`` (127.0.0.1 by default): OTLP/HTTP on ``http_port``, OTLP/gRPC
+    on ``grpc_port`` (``None`` turns either off; ``0`` binds a free port, read back from the
+    ``http_port`` / ``grpc_port`` properties after ``start()``).
+
+    ``on_spans`` gets each request's spans (``on_logs`` its log records; without it the logs
+    endpoints answer 404 / UNIMPLEMENTED) on a worker thread; returning ``False`` refuses the
+    batch (the sender is told to retry after ``retry_after`` seconds), raising answers 500.
+    ``token`` requires ``Authorization: Bearer <token>``. ``request_timeout`` bounds the time to
+    receive a body; ``max_in_flight`` the requests read and handled at once.
+    """
+
+    def __init__(
+        self,
+        on_spans: SpanCallback,
+        on_logs: LogCallback | None = None,
+        *,
+        host: str = "127.0.0.1",
+        http_port: int | None = 4318,
+        grpc_port: int | None = None,
+        token: str | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_in_flight: int = 16,
+        request_timeout: float = 10.0,
+        retry_after: int = 1,
+        workers: int = 4,
+    ) -> None:
+        if http_port is None and grpc_port is None:
+            raise ValueError("OtlpReceiver needs an http_port, a grpc_port or both")
+        for name, value in (("max_body_bytes", max_body_bytes), ("max_in_flight", max_in_flight),
+                            ("workers", workers), ("retry_after", retry_after)):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        if request_timeout <= 0:
+            raise ValueError(f"request_timeout must be positive, got {request_timeout}")
+        if http_port is not None:
+            _uvicorn()  # fail now, not at start(), when the serve extra is missing
+        self._on_spans = on_spans
+        self._on_logs = on_logs
+        self._host = host
+        self._requested_ports = (http_port, grpc_port)
+        self._token = token.encode() if token else None
+        self._max_body = max_body_bytes
+        self._max_in_flight = max_in_flight
+        self._timeout = request_timeout
+        self._retry_after = retry_after
+        self._workers = workers
+        self._lock = threading.Lock()
+        self._counts = dict.fromkeys(ReceiverCounters().as_dict(), 0)
+        self._in_flight = 0
+        self._state: Literal["new", "serving", "stopping", "stopped"] = "new"
+        self._pool: ThreadPoolExecutor | None = None
+        self._http: Any = None  # uvicorn.Server
+        self._http_thread: threading.Thread | None = None
+        self._grpc: grpc.Server | None = None
+        self._grpc_pool: ThreadPoolExecutor | None = None
+        self._ports: tuple[int | None, int | None] = (None, None)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> OtlpReceiver:
+        """Bind the ports and serve in background threads; ``OSError`` when a port cannot be bound."""
+        with self._lock:
+            if self._state != "new":
+                raise RuntimeError(f"OtlpReceiver.start(): the receiver is {self._state}")
+            self._state = "serving"
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="otlp-receiver")
+        http_port, grpc_port = self._requested_ports
+        try:
+            bound_grpc = self._start_grpc(grpc_port) if grpc_port is not None else None
+            bound_http = self._start_http(http_port) if http_port is not None else None
+        except BaseException:
+            self.stop(2.0)
+            raise
+        self._ports = (bound_http, bound_grpc)
+        logger.info("OTLP receiver on %s: http %s, grpc %s", self._host, bound_http, bound_grpc)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stop accepting, let requests in flight finish, and shut down within ``timeout`` seconds
+        overall; ``True`` when everything stopped in time. Idempotent."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        with self._lock:
+            if self._state in ("stopping", "stopped"):
+                return self._state == "stopped"
+            self._state = "stopping"
+        grace = max(timeout, 0.0) / 2
+        grpc_done = self._grpc.stop(grace) if self._grpc is not None else None
+        clean = True
+        if self._http is not None and self._http_thread is not None:
+            self._http.config.timeout_graceful_shutdown = grace
+            self._http.should_exit = True
+            self._http_thread.join(max(deadline - time.monotonic() - 0.2, 0.0))
+            if self._http_thread.is_alive():
+                self._http.force_exit = True
+                self._http_thread.join(max(deadline - time.monotonic(), 0.0))
+            clean = not self._http_thread.is_alive()
+        if grpc_done is not None:
+            clean = grpc_done.wait(max(deadline - time.monotonic(), 0.0)) and clean
+        for pool in (self._pool, self._grpc_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            self._state = "stopped" if clean else "stopping"
+        if not clean:
+            logger.warning("OTLP receiver did not stop within %.1f s", timeout)
+        return clean
+
+    def __enter__(self) -> OtlpReceiver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def http_port(self) -> int | None:
+        """The bound OTLP/HTTP port (``None`` before ``start()`` or when HTTP is off)."""
+        return self._ports[0]
+
+    @property
+    def grpc_port(self) -> int | None:
+        """The bound OTLP/gRPC port (``None`` before ``start()`` or when gRPC is off)."""
+        return self._ports[1]
+
+    @property
+    def counters(self) -> ReceiverCounters:
+        """A snapshot of what the receiver has done."""
+        with self._lock:
+            return ReceiverCounters(**self._counts)
+
+    # --- shared by both transports ---------------------------------------------------------------
+
+    def _count(self, **increments: int) -> None:
+        with self._lock:
+            for name, value in increments.items():
+                self._counts[name] += value
+
+    def _admit(self) -> None:
+        """Take one in-flight slot, or refuse with 503."""
+        with self._lock:
+            if self._state != "serving":
+                raise _Refused(503, "the receiver is shutting down", "refused_overload", self._retry_after)
+            if self._in_flight >= self._max_in_flight:
+                raise _Refused(503, f"{self._in_flight} requests in flight, the limit", "refused_overload",
+                               self._retry_after)
+            self._in_flight += 1
+
+    def _release(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _authorized(self, header: str | bytes | None) -> bool:
+        if self._token is None:
+            return True
+        value = header.encode() if isinstance(header, str) else (header or b"")
+        scheme, _, credentials = value.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
+
+    def _deliver(self, signal: Signal, batch: ExportBatch[Any]) -> None:
+        """Hand a decoded batch to its callback (on a worker thread); refuse when it says no."""
+        if signal == "traces":
+            self._count(spans_rejected=batch.rejected)
+            callback: Callable[[list[Any]], bool | None] | None = self._on_spans
+        else:
+            self._count(logs_rejected=batch.rejected)
+            callback = self._on_logs
+        if batch.items and callback is not None:
+            try:
+                accepted = callback(batch.items)
+            except Exception:  # noqa: BLE001 - the consumer's failure is answered, never raised into the server
+                logger.exception("OTLP receiver: the %s callback failed", signal)
+                raise _Refused(500, f"the {signal} consumer failed", "failed") from None
+            if accepted is False:
+                raise _Refused(429, f"the {signal} consumer is over its bounds; retry later", "refused_overload",
+                               self._retry_after)
+        self._count(**{"spans_received" if signal == "traces" else "logs_received": len(batch.items)})
+
+    # --- OTLP/HTTP -------------------------------------------------------------------------------
+
+    def _start_http(self, port: int) -> int:
+        uvicorn = _uvicorn()
+        family = socket.getaddrinfo(self._host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.create_server((self._host, port), family=family, reuse_port=False)
+        config = uvicorn.Config(
+            self._asgi, log_config=None, access_log=False, lifespan="off", loop="asyncio", http="h11",
+            ws="none", interface="asgi3", proxy_headers=False, server_header=False, timeout_keep_alive=5, h11_max_incomplete_event_size=64 * 1024,
+            # a backstop for connections plus tasks beyond the in-flight limit (answered 503 by uvicorn)
+            limit_concurrency=4 * self._max_in_flight + 16)
+        self._http = uvicorn.Server(config)
+        self._http_thread = threading.Thread(
+            target=self._http.run, kwargs={"sockets": [sock]}, name="otlp-receiver-http", daemon=True)
+        self._http_thread.start()
+        deadline = time.monotonic() + 10.0
+        while not self._http.started:
+            if not self._http_thread.is_alive() or time.monotonic() > deadline:
+                sock.close()
+                raise OSError(f"the OTLP/HTTP server on {self._host}:{port} did not start")
+            time.sleep(0.01)
+        return int(sock.getsockname()[1])
+
+    async def _asgi(self, scope: dict[str, Any], receive: _Receive, send: _Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = {name.decode("latin-1").lower(): value for name, value in scope["headers"]}
+        media = headers.get("content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+        encoding: Encoding = _MEDIA_TYPES.get(media, "proto")
+        self._count(requests=1)
+        try:
+            if scope["path"] == "/health":
+                await self._health(scope["method"], send)
+                return
+            signal = self._route(scope["path"], scope["method"])
+            if not self._authorized(headers.get("authorization")):
+                raise _Refused(401, "a valid bearer token is required", "refused_unauthorized")
+            body = await self._body(headers, media, receive)
+            loop = asyncio.get_running_loop()
+            assert self._pool is not None
+            response = await loop.run_in_executor(self._pool, self._handle, signal, body, _MEDIA_TYPES[media])
+        except _Refused as refused:
+            self._count(**{refused.counter: 1})
+            await self._respond_status(send, refused, encoding)
+            return
+        await _respond(send, 200, response, _CONTENT_TYPES[encoding])
+
+    def _route(self, path: str, method: str) -> Signal:
+        signal: Signal | None = {"/v1/traces": "traces", "/v1/logs": "logs"}.get(path)  # type: ignore[assignment]
+        if signal is None or (signal == "logs" and self._on_logs is None):
+            raise _Refused(404, f"no OTLP endpoint at {path}; this receiver takes POST /v1/traces"
+                                + (" and /v1/logs" if self._on_logs is not None else ""), "refused_bad_request")
+        if method != "POST":
+            raise _Refused(405, f"{path} takes POST, not {method}", "refused_bad_request")
+        return signal
+
+    async def _body(self, headers: dict[str, bytes], media: str, receive: _Receive) -> bytes:
+        """The request body, decompressed, within the size limit and the request deadline."""
+        if media not in _MEDIA_TYPES:
+            raise _Refused(415, f"unsupported Content-Type {media or '(none)'!r}; expected "
+                                "application/x-protobuf or application/json", "refused_bad_request")
+        coding = headers.get("content-encoding", b"").decode("latin-1").strip().lower()
+        if coding not in ("", "identity", "gzip"):
+            raise _Refused(415, f"unsupported Content-Encoding {coding!r}; expected gzip or none",
+                           "refused_bad_request")
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self._max_body:
+            raise _Refused(413, f"the body ({int(length)} bytes) is over the limit of {self._max_body} bytes",
+                           "refused_too_large")
+        self._admit()
+        try:
+            try:
+                body = await asyncio.wait_for(self._read(receive), self._timeout)
+            except asyncio.TimeoutError:
+                raise _Refused(408, f"the body did not arrive within {self._timeout:g} s", "timed_out") from None
+            return _gunzip(body, self._max_body) if coding == "gzip" else body
+        finally:
+            self._release()
+
+    async def _read(self, receive: _Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Refused(400, "the client disconnected before the body ended", "refused_bad_request")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                raise _Refused(413, f"the body is over the limit of {self._max_body} bytes", "refused_too_large")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _handle(self, signal: Signal, body: bytes, encoding: Encoding) -> bytes:
+        """Decode, deliver and encode the response (on a worker thread)."""
+        decode = decode_trace_export if signal == "traces" else decode_logs_export
+        try:
+            batch: ExportBatch[Any] = decode(body, encoding)
+        except ValueError as exc:
+            raise _Refused(400, f"the body is not an OTLP {signal} export request: {exc}",
+                           "refused_bad_request") from None
+        self._deliver(signal, batch)
+        return _encode(_export_response(signal, batch), encoding)
+
+    async def _health(self, method: str, send: _Send) -> None:
+        if method not in ("GET", "HEAD"):
+            raise _Refused(405, f"/health takes GET, not {method}", "refused_bad_request")
+        with self._lock:
+            state, in_flight = self._state, self._in_flight
+        document = {"status": state, "in_flight": in_flight, "counters": self.counters.as_dict()}
+        await _respond(send, 200 if state == "serving" else 503, orjson.dumps(document), b"application/json")
+
+    async def _respond_status(self, send: _Send, refused: _Refused, encoding: Encoding) -> None:
+        extra: list[tuple[bytes, bytes]] = []
+        if refused.retry_after is not None:
+            extra.append((b"retry-after", str(refused.retry_after).encode()))
+        if refused.status == 401:
+            extra.append((b"www-authenticate", b"Bearer"))
+        if refused.status == 405:
+            extra.append((b"allow", b"POST"))
+        status = Status(code=_GRPC_CODES.get(refused.status, 2), message=refused.message)
+        await _respond(send, refused.status, _encode(status, encoding), _CONTENT_TYPES[encoding], extra)
+
+    # --- OTLP/gRPC -------------------------------------------------------------------------------
+
+    def _start_grpc(self, port: int) -> int:
+        self._grpc_pool = ThreadPoolExecutor(self._workers, thread_name_prefix="otlp-receiver-grpc")
+        self._grpc = grpc.server(
+            self._grpc_pool,
+            maximum_concurrent_rpcs=self._max_in_flight,
+            options=[("grpc.max_receive_message_length", self._max_body),
+                     ("grpc.max_send_message_length", 4 * 1024 * 1024)],
+        )
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(self), self._grpc)
+        if self._on_logs is not None:
+            logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_LogsService(self), self._grpc)
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        try:
+            bound = self._grpc.add_insecure_port(f"{host}:{port}")
+        except RuntimeError as exc:
+            raise OSError(f"cannot bind OTLP/gRPC on {host}:{port} ({exc})") from None
+        if not bound:
+            raise OSError(f"cannot bind OTLP/gRPC on {host}:{port}")
+        self._grpc.start()
+        return bound
+
+    def _grpc_export(self, signal: Signal, batch: Callable[[], ExportBatch[Any]],
+                     context: grpc.ServicerContext) -> Message:
+        """Serve one gRPC ``Export`` call (the servicers' shared body)."""
+        self._count(requests=1)
+        decoded: ExportBatch[Any] = ExportBatch()
+        try:
+            metadata = dict(context.invocation_metadata())
+            if not self._authorized(metadata.get("authorization")):
+                raise _Refused(401, "a valid bearer token is required", "refused_unauthorized")
+            self._admit()
+            try:
+                decoded = batch()
+                self._deliver(signal, decoded)
+            finally:
+                self._release()
+        except _Refused as refused:
+            self._count(**{refused.counter: 1})
+            code = {401: grpc.StatusCode.UNAUTHENTICATED, 429: grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    503: grpc.StatusCode.UNAVAILABLE}.get(refused.status, grpc.StatusCode.INTERNAL)
+            if refused.retry_after is not None:
+                retry = RetryInfo(retry_delay=Duration(seconds=refused.retry_after))
+                context.set_trailing_metadata((("google.rpc.retryinfo-bin", retry.SerializeToString()),))
+            context.abort(code, refused.message)
+        return _export_response(signal, decoded)
+
+
+class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, receiver: OtlpReceiver) -> None:
+        self._receiver = receiver
+
+    def Export(self, request: Any, context: grpc.ServicerContext) -> Message:
+        return self._receiver._grpc_export("traces", lambda: trace_batch_from_message(request), context)
+
+
+class _LogsService(logs_service_pb2_grpc.LogsServiceServicer):
+    def __init__(self, receiver: OtlpReceiver) -> None:
+        self._receiver = receiver
+
+    def Export(self, request: Any, context: grpc.ServicerContext) -> Message:
+        return self._receiver._grpc_export("logs", lambda: logs_batch_from_message(request), context)
+
+
+# --- encoding -----------------------------------------------------------------------------------
+
+
+def _uvicorn() -> Any:
+    # uvicorn (with h11): a small, widely deployed asyncio HTTP server, pure Python, two dependencies.
+    try:
+        import uvicorn
+    except ImportError:
+        raise ImportError(SERVE_EXTRA_HINT) from None
+    return uvicorn
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """``body`` gunzipped, never materialising more than ``limit`` + 1 bytes."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise _Refused(400, f"the gzip body cannot be decompressed ({exc})", "refused_bad_request") from None
+    if len(data) > limit:
+        raise _Refused(413, f"the decompressed body is over the limit of {limit} bytes", "refused_too_large")
+    if not inflater.eof:
+        raise _Refused(400, "the gzip body is truncated", "refused_bad_request")
+    return data
+
+
+def _export_response(signal: Signal, batch: ExportBatch[Any]) -> Message:
+    if signal == "traces":
+        if not batch.rejected:
+            return trace_service_pb2.ExportTraceServiceResponse()
+        return trace_service_pb2.ExportTraceServiceResponse(partial_success=trace_service_pb2.ExportTracePartialSuccess(
+            rejected_spans=batch.rejected, error_message=batch.error_message))
+    if not batch.rejected:
+        return logs_service_pb2.ExportLogsServiceResponse()
+    return logs_service_pb2.ExportLogsServiceResponse(partial_success=logs_service_pb2.ExportLogsPartialSuccess(
+        rejected_log_records=batch.rejected, error_message=batch.error_message))
+
+
+def _encode(message: Message, encoding: Encoding) -> bytes:
+    if encoding == "proto":
+        return message.SerializeToString()
+    return json_format.MessageToJson(message, indent=None).encode()
+
+
+async def _respond(send: _Send, status: int, body: bytes, content_type: bytes,
+                   extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()), *extra]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
