@@ -6,9 +6,10 @@ A request whose envelope cannot be read raises ``ValueError`` (the receiver answ
 or log record that cannot be read (no ids, an id of the wrong length, a malformed field) is
 rejected alone and counted, so the receiver answers a partial success.
 
->>> body = b'{"resourceSpans": [{"scopeSpans": [{"spans": [
+>>> import json
+>>> body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
 ...     {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "name": "ok"},
-...     {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "", "name": "no id"}]}]}]}'
+...     {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "", "name": "no id"}]}]}]}).encode()
 >>> batch = decode_trace_export(body, "json")
 >>> [r.name for r in batch.items], batch.rejected
 (['ok'], 1)
@@ -29,6 +30,7 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord as ProtoLogRecord
 from agenteval_otel.traces import otlp_json, otlp_proto
 from agenteval_otel.traces._json_shapes import json_type, list_at, object_at, text_at
 from agenteval_otel.traces.otlp_json import _get, decode_attributes
+from agenteval_otel.traces.otlp_json import _span as _json_span
 from agenteval_otel.traces.otlp_logs import _record as log_record_from_json
 from agenteval_otel.traces.otlp_proto import _attributes, _value
 from agenteval_otel.trajectory.logs import LogRecord
@@ -151,11 +153,11 @@ def _json_spans(doc: Mapping[str, Any]) -> ExportBatch[SpanRecord]:
             scope = {"name": text_at(scope.get("name"), f"{s_path}.scope.name"),
                      "version": text_at(scope.get("version"), f"{s_path}.scope.version")}
             for i, span in enumerate(list_at(scoped.get("spans"), f"{s_path}.spans")):
+                path = f"{s_path}.spans[{i}]"
                 try:
-                    batch.items.append(otlp_json.record_from_span(object_at(span, "span"), resource=resource,
-                                                                  scope=scope))
+                    batch.items.append(_json_span(object_at(span, path), path, resource, scope))
                 except ValueError as exc:
-                    batch.reject(f"{s_path}.spans[{i}]: {exc}")
+                    batch.reject(str(exc))
     return batch
 
 

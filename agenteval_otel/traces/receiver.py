@@ -322,10 +322,15 @@ class OtlpReceiver:
             signal = self._route(scope["path"], scope["method"])
             if not self._authorized(headers.get("authorization")):
                 raise _Refused(401, "a valid bearer token is required", "refused_unauthorized")
-            body = await self._body(headers, media, receive)
-            loop = asyncio.get_running_loop()
-            assert self._pool is not None
-            response = await loop.run_in_executor(self._pool, self._handle, signal, body, _MEDIA_TYPES[media])
+            coding = self._check_body_headers(headers, media)
+            self._admit()
+            try:
+                body = await self._body(receive, coding)
+                assert self._pool is not None
+                response = await asyncio.get_running_loop().run_in_executor(
+                    self._pool, self._handle, signal, body, _MEDIA_TYPES[media])
+            finally:
+                self._release()
         except _Refused as refused:
             self._count(**{refused.counter: 1})
             await self._respond_status(send, refused, encoding)
@@ -341,8 +346,8 @@ class OtlpReceiver:
             raise _Refused(405, f"{path} takes POST, not {method}", "refused_bad_request")
         return signal
 
-    async def _body(self, headers: dict[str, bytes], media: str, receive: _Receive) -> bytes:
-        """The request body, decompressed, within the size limit and the request deadline."""
+    def _check_body_headers(self, headers: dict[str, bytes], media: str) -> str:
+        """The body's content coding, once its media type, coding and declared length are acceptable."""
         if media not in _MEDIA_TYPES:
             raise _Refused(415, f"unsupported Content-Type {media or '(none)'!r}; expected "
                                 "application/x-protobuf or application/json", "refused_bad_request")
@@ -354,15 +359,15 @@ class OtlpReceiver:
         if length is not None and length.isdigit() and int(length) > self._max_body:
             raise _Refused(413, f"the body ({int(length)} bytes) is over the limit of {self._max_body} bytes",
                            "refused_too_large")
-        self._admit()
+        return coding
+
+    async def _body(self, receive: _Receive, coding: str) -> bytes:
+        """The request body, decompressed, within the size limit and the request deadline."""
         try:
-            try:
-                body = await asyncio.wait_for(self._read(receive), self._timeout)
-            except asyncio.TimeoutError:
-                raise _Refused(408, f"the body did not arrive within {self._timeout:g} s", "timed_out") from None
-            return _gunzip(body, self._max_body) if coding == "gzip" else body
-        finally:
-            self._release()
+            body = await asyncio.wait_for(self._read(receive), self._timeout)
+        except asyncio.TimeoutError:
+            raise _Refused(408, f"the body did not arrive within {self._timeout:g} s", "timed_out") from None
+        return _gunzip(body, self._max_body) if coding == "gzip" else body
 
     async def _read(self, receive: _Receive) -> bytes:
         chunks: list[bytes] = []
