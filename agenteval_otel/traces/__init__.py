@@ -1,5 +1,7 @@
 """Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files or Jaeger's query API
-(``JaegerClient``, over a swappable ``Transport``), and write them as OTLP/JSON lines."""
+(``JaegerClient``, over a swappable ``Transport``), and write them as OTLP/JSON lines. The OTLP
+receiver, ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads
+grpc, and uvicorn for OTLP/HTTP)."""
 
 from agenteval_otel.traces.files import TrajectoryFiles, read_spans, read_trajectories
 from agenteval_otel.traces.jaeger_client import (

@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -296,7 +297,13 @@ def test_oversized_bodies_and_gzip_bombs_are_413(sink: Sink) -> None:
     assert len(bomb) < limit < len(big)
     with OtlpReceiver(sink.on_spans, http_port=0, grpc_port=0, max_body_bytes=limit) as receiver:
         assert post(receiver.http_port, "/v1/traces", big)[0] == 413
-        assert post(receiver.http_port, "/v1/traces", bomb, Content_Encoding="gzip")[0] == 413
+        tracemalloc.start()
+        try:
+            assert post(receiver.http_port, "/v1/traces", bomb, Content_Encoding="gzip")[0] == 413
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 2 * 1024 * 1024  # the 8 MB never materialise: inflating stops past the limit
         # no Content-Length: the limit holds while the body streams in
         connection = http.client.HTTPConnection("127.0.0.1", receiver.http_port, timeout=5)
         connection.request("POST", "/v1/traces", iter([big[i:i + 8192] for i in range(0, len(big), 8192)]),
