@@ -35,7 +35,7 @@ from typing import Literal
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from agenteval_otel.semconv import EVALUATION_SPAN
+from agenteval_otel.semconv import EVALUATION_MARKER
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.buffer import BufferedTrace, TraceBuffer
 from agenteval_otel.trajectory.conventions import Reader
@@ -219,7 +219,7 @@ class TrajectoryProcessor(SpanProcessor):
             span, ended = intake.popleft()
             try:
                 attributes = span.attributes
-                if attributes and attributes.get(EVALUATION_SPAN):
+                if attributes and attributes.get(EVALUATION_MARKER):
                     continue
                 context = span.get_span_context()
                 if context is None:

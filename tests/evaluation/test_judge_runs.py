@@ -183,7 +183,7 @@ class TestLiveRuns:
         assert all(r.headers["authorization"] == f"Bearer {key}" for r in server.requests)
         hallucination_prompt = next(r.prompt for r in server.requests if "HallucinationVerdict" in r.prompt)
         assert '"celsius": 18' in hallucination_prompt
-        judge_spans = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get(attr.EVALUATION_SPAN)]
+        judge_spans = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get(attr.EVALUATION_MARKER)]
         assert len(judge_spans) == 6 and {s.name for s in judge_spans} == {"chat local-judge"}
         assert {s.attributes[attr.EVAL_CRITERION] for s in judge_spans} == {"llm_judge", "hallucination"}  # type: ignore[index]
         # the judge's calls are never steps of the agent's trajectory, nor trajectories of their own
