@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib import metadata
 from typing import Any
 
@@ -90,7 +90,7 @@ def evaluation_attributes(
     eval_id: str | None = None,
     eval_set_id: str | None = None,
     evaluator_version: str | None = None,
-    judge_model: str | None = None,
+    judge_model: str | Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The attributes of one verdict's evaluation span and ``gen_ai.evaluation.result`` record.
 
@@ -115,8 +115,9 @@ def evaluation_attributes(
         found[attr.ERROR_TYPE] = verdict.error_type or "CriterionError"
     if evaluator_version:
         found[attr.EVAL_EVALUATOR_VERSION] = evaluator_version
-    if judge_model and verdict.judge_usage is not None and verdict.judge_usage.used:
-        found[attr.EVAL_JUDGE_MODEL] = judge_model
+    model = judge_model.get(verdict.criterion) if isinstance(judge_model, Mapping) else judge_model
+    if model and verdict.judge_usage is not None and verdict.judge_usage.used:
+        found[attr.EVAL_JUDGE_MODEL] = model
     if eval_set_id:
         found[attr.EVAL_SET_ID] = eval_set_id
     if eval_id:
@@ -130,8 +131,8 @@ class TraceExport:
     ``tracer_provider`` / ``logger_provider``: where the evaluation spans and log records go
     (``None``: the provider our steps use — the one ``configure()`` set up, else the global one —
     and the global logger provider). ``evaluator_version`` defaults to this package's version;
-    ``eval_set_id`` and ``judge_model`` (set on verdicts that called the judge) are provenance the
-    case results do not carry. ``exported`` counts the verdicts written, ``skipped`` the
+    ``eval_set_id`` and ``judge_model`` (one model, or one per criterion name; set on verdicts
+    that called the judge) are provenance the case results do not carry. ``exported`` counts the verdicts written, ``skipped`` the
     invocations that named no trace or root span. Never raises from ``submit``: a failure is
     logged and counted in ``errors``. ``shutdown`` flushes the providers (and shuts them down when
     this export owns them, see :meth:`to_target`) within one deadline; later submissions are
@@ -145,7 +146,7 @@ class TraceExport:
         *,
         evaluator_version: str | None = None,
         eval_set_id: str | None = None,
-        judge_model: str | None = None,
+        judge_model: str | Mapping[str, str] | None = None,
     ) -> None:
         self.tracer_provider = tracer_provider if tracer_provider is not None else current_provider()
         self.logger_provider = logger_provider if logger_provider is not None else _logs.get_logger_provider()
