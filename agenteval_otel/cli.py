@@ -151,7 +151,7 @@ def _recording(
 
 
 @contextmanager
-def _result_export(args: argparse.Namespace, eval_set_id: str, config: Any) -> Iterator[list[Any]]:
+def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[Any]]:
     """With ``--export-results TARGET``: a sink writing the verdicts into the judged traces at
     TARGET (an OTLP URL or a file), shut down (flushed) when the block ends."""
     if not args.export_results:
@@ -160,9 +160,8 @@ def _result_export(args: argparse.Namespace, eval_set_id: str, config: Any) -> I
     from agenteval_otel.evaluation.export import TraceExport
 
     shown = _without_credentials(args.export_results)
-    judge_models = {name: c.judge_model for name, c in config.enabled().items()}
     try:
-        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id, judge_model=judge_models)
+        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id)
     except OSError as exc:
         raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); "
                           "expected an OTLP URL (http://, https://, grpc://) or a writable file path") from None
@@ -242,7 +241,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
     total = _selected_or_error(evaluator, eval_set, args)
     files = _report_files(args)
-    with (_result_export(args, eval_set.eval_set_id, evaluator.config) as exports,
+    with (_result_export(args, eval_set.eval_set_id) as exports,
           _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks)):
         handle = configure(service_name="agenteval")
         destinations, problem = _span_destinations(handle)
@@ -294,7 +293,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             "give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
     config = config if config is not None else EvalConfig.default(include_judge=False)
     files = _report_files(args)
-    with (_result_export(args, eval_set.eval_set_id, config) as exports,
+    with (_result_export(args, eval_set.eval_set_id) as exports,
           _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks)):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest",

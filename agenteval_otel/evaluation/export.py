@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from importlib import metadata
 from typing import Any
 
@@ -51,7 +51,7 @@ from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.tracing import TracingHandle, active_policy, current_provider, providers_for
 
-__all__ = ["TraceExport", "evaluation_attributes"]
+__all__ = ["TraceExport", "evaluation_attributes", "verdict_attributes"]
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
@@ -90,7 +90,7 @@ def evaluation_attributes(
     eval_id: str | None = None,
     eval_set_id: str | None = None,
     evaluator_version: str | None = None,
-    judge_model: str | Mapping[str, str] | None = None,
+    judge_model: str | None = None,
 ) -> dict[str, Any]:
     """The attributes of one verdict's evaluation span and ``gen_ai.evaluation.result`` record.
 
@@ -115,13 +115,31 @@ def evaluation_attributes(
         found[attr.ERROR_TYPE] = verdict.error_type or "CriterionError"
     if evaluator_version:
         found[attr.EVAL_EVALUATOR_VERSION] = evaluator_version
-    model = judge_model.get(verdict.criterion) if isinstance(judge_model, Mapping) else judge_model
-    if model and verdict.judge_usage is not None and verdict.judge_usage.used:
-        found[attr.EVAL_JUDGE_MODEL] = model
+    model = verdict.details.get("judge_model")
+    if not model and verdict.judge_usage is not None and verdict.judge_usage.used:
+        model = judge_model
+    if model:
+        found[attr.EVAL_JUDGE_MODEL] = str(model)
     if eval_set_id:
         found[attr.EVAL_SET_ID] = eval_set_id
     if eval_id:
         found[attr.EVAL_ID] = eval_id
+    return found
+
+
+def verdict_attributes(verdicts: Iterable[CriterionResult]) -> dict[str, Any]:
+    """The verdicts as attributes of the judged span itself (a live turn's root span):
+    ``agenteval.evaluation.{criterion}.score`` and ``.label`` (``pass``/``fail``).
+
+    >>> from agenteval_otel.evaluation.results import CriterionResult
+    >>> verdict_attributes([CriterionResult(criterion="response_match", score=0.5, passed=False, threshold=0.7)])
+    {'agenteval.evaluation.response_match.score': 0.5, 'agenteval.evaluation.response_match.label': 'fail'}
+    """
+    found: dict[str, Any] = {}
+    for verdict in verdicts:
+        found[attr.EVAL_VERDICT_SCORE.format(criterion=verdict.criterion)] = float(verdict.score)
+        found[attr.EVAL_VERDICT_LABEL.format(criterion=verdict.criterion)] = (
+            attr.EVALUATION_PASS if verdict.passed else attr.EVALUATION_FAIL)
     return found
 
 
@@ -131,8 +149,9 @@ class TraceExport:
     ``tracer_provider`` / ``logger_provider``: where the evaluation spans and log records go
     (``None``: the provider our steps use — the one ``configure()`` set up, else the global one —
     and the global logger provider). ``evaluator_version`` defaults to this package's version;
-    ``eval_set_id`` and ``judge_model`` (one model, or one per criterion name; set on verdicts
-    that called the judge) are provenance the case results do not carry. ``exported`` counts the verdicts written, ``skipped`` the
+    ``eval_set_id`` is provenance the case results do not carry; ``judge_model`` names the judge's
+    model on verdicts that called the judge without naming it in their details (judged criteria
+    name the model they called there). ``exported`` counts the verdicts written, ``skipped`` the
     invocations that named no trace or root span. Never raises from ``submit``: a failure is
     logged and counted in ``errors``. ``shutdown`` flushes the providers (and shuts them down when
     this export owns them, see :meth:`to_target`) within one deadline; later submissions are
@@ -146,7 +165,7 @@ class TraceExport:
         *,
         evaluator_version: str | None = None,
         eval_set_id: str | None = None,
-        judge_model: str | Mapping[str, str] | None = None,
+        judge_model: str | None = None,
     ) -> None:
         self.tracer_provider = tracer_provider if tracer_provider is not None else current_provider()
         self.logger_provider = logger_provider if logger_provider is not None else _logs.get_logger_provider()

@@ -316,6 +316,16 @@ class TrajectoryProcessor(SpanProcessor):
                     self.callback_errors += 1
                     logger.exception("TrajectoryProcessor: callback %r raised", callback)
 
+    def open_trace_trajectories(self, trace_id: int, open_spans: Sequence[ReadableSpan]) -> list[Trajectory]:
+        """The trajectories of a trace whose root has not ended yet: the spans of ``trace_id``
+        ended so far with ``open_spans`` (its root, still open, read as it is now). Lets a live
+        evaluation score a turn while its root span can still take the verdicts."""
+        with self._lock:
+            self._catch_up()
+            spans = self._buffer.items_of(trace_id)
+        records = [SpanRecord.from_readable_span(span) for span in (*spans, *open_spans)]
+        return trajectories_from_trace(records, split=self._split, readers=self._readers)
+
     # --- flush and shutdown --------------------------------------------------------------
 
     def _wait_idle(self, deadline: float) -> bool:
