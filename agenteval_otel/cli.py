@@ -25,6 +25,7 @@ __all__ = ["main"]
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXPORT_TIMEOUT_S = 10.0
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -149,6 +150,28 @@ def _recording(
             yield done, [run_file, CallbackSink(lambda _: progress.advance(task)), *files]
 
 
+@contextmanager
+def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[Any]]:
+    """With ``--export-results TARGET``: a sink writing the verdicts into the judged traces at
+    TARGET (an OTLP URL or a file), shut down (flushed) when the block ends."""
+    if not args.export_results:
+        yield []
+        return
+    from agenteval_otel.evaluation.export import TraceExport
+
+    shown = _without_credentials(args.export_results)
+    try:
+        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id)
+    except OSError as exc:
+        raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); "
+                          "expected an OTLP URL (http://, https://, grpc://) or a writable file path") from None
+    try:
+        yield [export]
+    finally:
+        if not export.shutdown(timeout=EXPORT_TIMEOUT_S):
+            _log.warning("not every verdict could be exported to %s within %g s", shown, EXPORT_TIMEOUT_S)
+
+
 def _selected_or_error(evaluator: Any, eval_set: Any, args: argparse.Namespace) -> int:
     """How many cases the run has; ``ConfigError`` listing the tags there are when ``--tags``
     matches none."""
@@ -218,13 +241,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
     total = _selected_or_error(evaluator, eval_set, args)
     files = _report_files(args)
-    with _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks):
+    with (_result_export(args, eval_set.eval_set_id) as exports,
+          _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks)):
         handle = configure(service_name="agenteval")
         destinations, problem = _span_destinations(handle)
         if problem:
             _log.warning("%s", problem)
         try:
-            report = run_sync(evaluator.aevaluate(eval_set, done=done, sinks=sinks), "aevaluate")
+            report = run_sync(evaluator.aevaluate(eval_set, done=done, sinks=[*sinks, *exports]), "aevaluate")
         finally:
             handle.shutdown(timeout=1 if problem else 10)
     if not args.quiet:
@@ -269,8 +293,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             "give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
     config = config if config is not None else EvalConfig.default(include_judge=False)
     files = _report_files(args)
-    with _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks):
-        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=sinks,
+    with (_result_export(args, eval_set.eval_set_id) as exports,
+          _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks)):
+        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest",
                                            logs=args.logs or (),
                                            keep_trajectories=True if args.keep_trajectories else None),
@@ -361,6 +386,12 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="where results are appended as cases finish "
                              "(default: .agenteval/<eval set id>.<command>.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("--export-results", metavar="TARGET",
+                        help="write the verdicts into the judged traces: evaluation spans under each "
+                             "invocation's root span and gen_ai.evaluation.result log records, sent to "
+                             "an OTLP endpoint (http(s)://HOST:PORT over http/protobuf, grpc://HOST:PORT "
+                             "or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or appended to a file as "
+                             "OTLP/JSON lines (log records to FILE's .logs.jsonl sibling)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,6 +77,9 @@ GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
 GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
+# gen_ai.evaluation.score.label values we write
+EVALUATION_PASS: Final = "pass"
+EVALUATION_FAIL: Final = "fail"
 
 # --- proposals: graph nodes and conditional edges -------------------------------------------
 GEN_AI_NODE_NAME: Final = "gen_ai.node.name"
@@ -98,7 +101,9 @@ EVAL_CRITERION: Final = "agenteval.evaluation.criterion"
 EVAL_THRESHOLD: Final = "agenteval.evaluation.threshold"
 EVAL_EVALUATOR_VERSION: Final = "agenteval.evaluation.evaluator_version"
 EVAL_JUDGE_MODEL: Final = "agenteval.evaluation.judge_model"
-EVALUATION_SPAN: Final = "agenteval.evaluation"  # marks our evaluation spans: never evaluated
+EVALUATION_MARKER: Final = "agenteval.evaluation"  # marks our evaluation spans and records: never evaluated
+EVAL_VERDICT_SCORE: Final = "agenteval.evaluation.{criterion}.score"  # on a live turn's root span (str.format)
+EVAL_VERDICT_LABEL: Final = "agenteval.evaluation.{criterion}.label"
 JUDGE_ATTEMPTS: Final = "agenteval.judge.attempts"  # requests made for one judge call (retries + 1)
 JUDGE_RESPONSE_FORMAT: Final = "agenteval.judge.response_format"  # json_schema | json_object | text
 

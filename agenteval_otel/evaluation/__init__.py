@@ -16,6 +16,7 @@ from agenteval_otel.evaluation.config import (
     UserSimulatorConfig,
 )
 from agenteval_otel.evaluation.criteria import CriterionContext, Score, criterion
+from agenteval_otel.evaluation.export import TraceExport
 from agenteval_otel.evaluation.graders import Grader, GradeResult, GraderModelConfig
 from agenteval_otel.evaluation.models import (
     ConversationScenario,
@@ -55,6 +56,7 @@ __all__ = [
     "EvaluationSink",
     "EvidenceRow",
     "SinkGroup",
+    "TraceExport",
     "Evaluator",
     "Score",
     "aevaluate",

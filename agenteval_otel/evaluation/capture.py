@@ -7,6 +7,11 @@ The turn's root span is an ``invoke_agent`` span started through the public capt
 the conversation id and the eval ids; every span started inside the turn is tagged with
 ``agenteval.eval_set_id`` and ``agenteval.eval_id`` so evaluation traffic can be kept out of
 production dashboards. Concurrent turns never mix: each is matched to its trajectory by trace id.
+
+A turn run with ``roots=`` keeps its root span open after the agent returned (an :class:`OpenRoot`):
+its trajectory is read from the spans ended so far and the open root, and the root takes the
+verdicts as attributes once the case is scored, then ends at the time the agent returned, so a
+trace viewer shows them on the span itself with the turn's true duration.
 """
 
 from __future__ import annotations
@@ -15,7 +20,10 @@ import asyncio
 import contextvars
 import logging
 import threading
+import time
 import weakref
+from collections.abc import Mapping
+from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -26,11 +34,11 @@ from opentelemetry.trace import ProxyTracerProvider
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, reply_text
-from agenteval_otel.tracing import current_provider, route_to_provider, start_step
+from agenteval_otel.tracing import StepRun, current_provider, route_to_provider, start_step
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["TurnCapture", "capture_for"]
+__all__ = ["OpenRoot", "TurnCapture", "capture_for"]
 
 _log = logging.getLogger(__name__)
 
@@ -62,6 +70,25 @@ class _EvalTagProcessor(SpanProcessor):
         return True
 
 
+class OpenRoot:
+    """A turn's root span kept open after the agent returned, to take the turn's verdicts."""
+
+    def __init__(self, run: StepRun, returned_ns: int) -> None:
+        self.run = run
+        self.returned_ns = returned_ns
+
+    def close(self, attributes: Mapping[str, Any] | None = None) -> None:
+        """Set ``attributes`` on the root and end it at the time the agent returned. Once; never raises."""
+        if self.run.ended:
+            return
+        try:
+            if attributes:
+                self.run.span.set_attributes(dict(attributes))
+        except Exception:  # never reach the run
+            _log.debug("could not set the verdicts on a turn's root span", exc_info=True)
+        self.run.end(end_time=self.returned_ns)
+
+
 def _set_result(future: asyncio.Future[Trajectory], trajectory: Trajectory) -> None:
     if not future.done():
         future.set_result(trajectory)
@@ -80,6 +107,11 @@ class TurnCapture:
         # a weak-keyed cache whose key is that provider)
         self._provider = weakref.ref(provider)
 
+    @property
+    def provider(self) -> SdkTracerProvider | None:
+        """The provider the turns are captured on (``None`` once it is gone)."""
+        return self._provider()
+
     def _deliver(self, trajectory: Trajectory) -> None:
         for trace_id in trajectory.trace_ids:
             with self._lock:
@@ -89,38 +121,52 @@ class TurnCapture:
                 loop.call_soon_threadsafe(_set_result, future, trajectory)
 
     async def run_turn(
-        self, caller: AgentCaller, turn: AgentTurn, *, eval_set_id: str
+        self, caller: AgentCaller, turn: AgentTurn, *, eval_set_id: str, roots: list[OpenRoot] | None = None
     ) -> tuple[Trajectory, str | None]:
-        """Call the agent for ``turn`` inside a new trace; its trajectory and its reply's text."""
+        """Call the agent for ``turn`` inside a new trace; its trajectory and its reply's text.
+
+        With ``roots``, the root span stays open when the agent returns and is appended there
+        (the caller closes it); an agent that raises ends it at once, as without."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Trajectory] = loop.create_future()
         token = _EVAL_TAGS.set((eval_set_id, turn.eval_id))
+        trajectory: Trajectory | None = None
         try:
             # the public capture lifecycle: the turn's root span follows the content policy in
             # force (capture on/off, redaction, truncation) like every span of the agent's own
             run = start_step("agent", caller.name, input=turn.user_input, conversation_id=turn.thread_id,
                              parent_context=otel_context.Context(), tracer_provider=self._provider())
             trace_id = format(run.span.get_span_context().trace_id, "032x")
-            with self._lock:
-                self._pending[trace_id] = (loop, future)
-            with run:
-                try:
-                    reply = await caller(turn)
-                except BaseException:
-                    with self._lock:
-                        self._pending.pop(trace_id, None)
-                    raise
-                text = reply_text(reply)
-                if text is not None:
-                    run.set_result(text)
+            if roots is None:
+                with self._lock:
+                    self._pending[trace_id] = (loop, future)
+            run.activate()
+            try:
+                reply = await caller(turn)
+            except BaseException as error:
+                with self._lock:
+                    self._pending.pop(trace_id, None)
+                run.fail(error)
+                raise
+            text = reply_text(reply)
+            if text is not None:
+                run.set_result(text)
+            if roots is None:
+                run.end()
+            else:
+                run.deactivate()
+                roots.append(OpenRoot(run, time.time_ns()))
+                trajectory = self._open_trajectory(run)
         finally:
             _EVAL_TAGS.reset(token)
-        try:
-            trajectory = await asyncio.wait_for(future, DELIVERY_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            with self._lock:
-                self._pending.pop(trace_id, None)
-            _log.warning("no trajectory arrived for trace %s; scoring the reply alone", trace_id)
+        if trajectory is None and roots is None:
+            try:
+                trajectory = await asyncio.wait_for(future, DELIVERY_TIMEOUT_S)
+            except asyncio.TimeoutError:
+                with self._lock:
+                    self._pending.pop(trace_id, None)
+                _log.warning("no trajectory arrived for trace %s; scoring the reply alone", trace_id)
+        if trajectory is None:
             trajectory = Trajectory(trace_ids=[trace_id], conversation_id=turn.thread_id,
                                     user_input=turn.user_input, final_response=text)
         # the spans hold them as the content policy left them (absent, redacted, truncated):
@@ -129,6 +175,18 @@ class TurnCapture:
         if text is not None:
             actual["final_response"] = text
         return trajectory.model_copy(update=actual), text
+
+    def _open_trajectory(self, run: StepRun) -> Trajectory | None:
+        """The trajectory of ``run``'s trace so far, its root still open; ``None`` if unreadable."""
+        span = run.span
+        if not isinstance(span, ReadableSpan):  # instrumentation suppressed: no span to read
+            return None
+        try:
+            found = self.processor.open_trace_trajectories(span.get_span_context().trace_id, [span])
+        except Exception:  # never lose the turn: it is scored on its reply alone
+            _log.warning("could not read an open turn's trace; scoring the reply alone", exc_info=True)
+            return None
+        return found[0] if found else None
 
 
 _captures: weakref.WeakKeyDictionary[SdkTracerProvider, TurnCapture] = weakref.WeakKeyDictionary()

@@ -20,8 +20,9 @@ from typing import Any
 from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, abandoned_agent_threads
-from agenteval_otel.evaluation.capture import capture_for
+from agenteval_otel.evaluation.capture import OpenRoot, capture_for
 from agenteval_otel.evaluation.config import EvalConfig
+from agenteval_otel.evaluation.export import TraceExport, verdict_attributes
 from agenteval_otel.evaluation.failures import AgentFailure
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import EvalCaseResult, EvalReport
@@ -55,6 +56,10 @@ class Evaluator:
     ``tracer_provider`` (our decorators' too, for the length of a run; default: the provider
     ``configure()`` set up, else the global one). ``judge``: the LLM judge of judged criteria
     (default: the one the environment configures, see ``AGENTEVAL_JUDGE_BASE_URL``).
+    Each turn's root span takes its verdicts as attributes before it ends, and with
+    ``export_results`` (the default) every verdict is also written into its turn's trace as an
+    evaluation span and a ``gen_ai.evaluation.result`` log record (see ``TraceExport``), through
+    the provider the turns are captured on and the global logger provider.
     """
 
     def __init__(
@@ -69,6 +74,7 @@ class Evaluator:
         tracer_provider: TracerProvider | None = None,
         criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
         judge: JudgeClient | None = None,
+        export_results: bool = True,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -86,6 +92,7 @@ class Evaluator:
         self._provider = tracer_provider
         self.criterion_timeout_s = criterion_timeout_s
         self.judge = judge
+        self.export_results = export_results
 
     def selected(self, eval_set: EvalSet) -> list[EvalCase]:
         """The cases this evaluator runs (after the tags filter)."""
@@ -93,7 +100,7 @@ class Evaluator:
             return list(eval_set.eval_cases)
         return [case for case in eval_set.eval_cases if self.tags & set(case.tags)]
 
-    async def _converse(self, case: EvalCase, eval_set_id: str) -> list[Trajectory]:
+    async def _converse(self, case: EvalCase, eval_set_id: str, roots: list[OpenRoot]) -> list[Trajectory]:
         capture = capture_for(self._provider)
         session = case.session_input
         thread_id = (session.thread_id if session and session.thread_id
@@ -104,19 +111,34 @@ class Evaluator:
             user_text = invocation.user_content.get_text()
             turn = AgentTurn(user_input=user_text, thread_id=thread_id, history=list(history),
                              session=session, eval_id=case.eval_id, turn_index=index)
-            trajectory, reply = await capture.run_turn(self.caller, turn, eval_set_id=eval_set_id)
+            trajectory, reply = await capture.run_turn(self.caller, turn, eval_set_id=eval_set_id, roots=roots)
             turns.append(trajectory)
             history += [{"role": "user", "content": user_text},
                         {"role": "assistant", "content": reply or ""}]
         return turns
 
     async def _run_case(self, case: EvalCase, eval_set_id: str, scorer: Scorer) -> EvalCaseResult:
+        """Run and score ``case``; each turn's root span stays open until the case is scored and
+        takes its verdicts as attributes (``agenteval.evaluation.{criterion}.score``/``.label``)."""
+        roots: list[OpenRoot] = []
+        try:
+            result = await self._run_and_score(case, eval_set_id, scorer, roots)
+            for root, invocation in zip(roots, result.invocation_results):
+                root.close(verdict_attributes(invocation.criterion_results))
+            return result
+        finally:
+            for root in roots:
+                root.close()
+
+    async def _run_and_score(
+        self, case: EvalCase, eval_set_id: str, scorer: Scorer, roots: list[OpenRoot]
+    ) -> EvalCaseResult:
         started = time.perf_counter()
         if not case.conversation:
             return error_result(case, SCENARIO_NEEDS_SIMULATOR)
         try:
             with abandoned_agent_threads() as abandoned:
-                turns = await asyncio.wait_for(self._converse(case, eval_set_id), self.timeout_s)
+                turns = await asyncio.wait_for(self._converse(case, eval_set_id, roots), self.timeout_s)
         except asyncio.TimeoutError:
             still_running = "; the agent was still running and its thread was abandoned" if abandoned else ""
             return error_result(case, f"timed out after {self.timeout_s:g} s{still_running}",
@@ -146,7 +168,9 @@ class Evaluator:
         gate = asyncio.Semaphore(self.concurrency)
         config = self.config if self._config_given else EvalConfig.default_for(eval_set)
         scorer = Scorer(config, judge=self.judge, criterion_timeout_s=self.criterion_timeout_s)
-        results_stage = SinkGroup(sinks)
+        exports = ([TraceExport(capture_for(self._provider).provider, eval_set_id=eval_set.eval_set_id)]
+                   if self.export_results else [])
+        results_stage = SinkGroup([*sinks, *exports])
 
         async def one_run(case: EvalCase) -> EvalCaseResult:
             async with gate:

@@ -58,7 +58,7 @@ def start_chat_span(
         attr.GEN_AI_REQUEST_MODEL: model,
         attr.GEN_AI_REQUEST_TEMPERATURE: temperature,
         attr.GEN_AI_OUTPUT_TYPE: output_type,
-        attr.EVALUATION_SPAN: True,
+        attr.EVALUATION_MARKER: True,
     }
     if seed is not None:
         attributes[attr.GEN_AI_REQUEST_SEED] = seed

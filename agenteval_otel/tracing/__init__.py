@@ -10,7 +10,9 @@
 
 ``configure()`` once at start-up sends the spans somewhere (an OTLP endpoint from the standard
 ``OTEL_EXPORTER_OTLP_*`` variables, else a local OTLP/JSON-lines file written by
-``OtlpJsonFileExporter``); ``trace_step`` offers the same steps as context managers;
+``OtlpJsonFileExporter``), and log records beside them (``OtlpJsonLogFileExporter`` writes the
+file ``logs_file_for`` names); ``providers_for(target)`` builds such a pair for an explicit
+OTLP URL or file; ``trace_step`` offers the same steps as context managers;
 ``conversation`` groups agent runs into a conversation; ``ContentPolicy`` decides what content
 is captured and how it is redacted and truncated.
 
@@ -28,7 +30,7 @@ reader (``read_message``, ``ModelMessage``) and the provider our steps' spans go
 """
 
 from agenteval_otel.tracing.blocks import TracedStep, trace_step
-from agenteval_otel.tracing.configure import TracingHandle, configure
+from agenteval_otel.tracing.configure import TracingHandle, configure, is_otlp_url, providers_for
 from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
 from agenteval_otel.tracing.context import (
     ContextThreadPoolExecutor,
@@ -39,6 +41,7 @@ from agenteval_otel.tracing.context import (
 from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 from agenteval_otel.tracing.lifecycle import StepKind, StepRun, start_step
+from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.messages import ModelMessage, read_message
 from agenteval_otel.tracing.providers import (
     current_provider,
@@ -52,6 +55,7 @@ __all__ = [
     "ContentPolicy",
     "ContextThreadPoolExecutor",
     "OtlpJsonFileExporter",
+    "OtlpJsonLogFileExporter",
     "ModelMessage",
     "StepKind",
     "StepRun",
@@ -65,8 +69,11 @@ __all__ = [
     "current_conversation_id",
     "current_provider",
     "current_tracer",
+    "is_otlp_url",
+    "logs_file_for",
     "message",
     "node",
+    "providers_for",
     "read_message",
     "release_provider",
     "route_to_provider",

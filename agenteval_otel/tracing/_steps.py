@@ -117,8 +117,9 @@ class Step:
             context = parent
         return span, pending, with_span(span, context)
 
-    def end(self, span: Span, pending: dict[str, Any] | None, result: Any) -> None:
-        """Set the attributes (the result's included) in one call and end the span."""
+    def end(self, span: Span, pending: dict[str, Any] | None, result: Any, end_time: int | None = None) -> None:
+        """Set the attributes (the result's included) in one call and end the span (at
+        ``end_time``, ns since the epoch, when given)."""
         if pending is not None:
             policy = _content._active
             if policy.capture or self.structural_result:
@@ -131,7 +132,7 @@ class Step:
             except Exception:
                 self.report("setting attributes")
         try:
-            span.end()
+            span.end(end_time=end_time)
         except Exception:  # a span processor that raises must not reach the user's code
             self.report("ending the span")
 

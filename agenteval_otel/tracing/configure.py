@@ -16,6 +16,16 @@ Where spans go, in this order:
 code that ends a span. Our decorators use the configured provider; it also becomes the global
 OpenTelemetry provider (``set_global``) unless one is set already.
 
+Beside the tracer provider, a ``LoggerProvider`` (the OpenTelemetry Logs API, through which
+log-based events such as ``gen_ai.evaluation.result`` are written) exports log records to the
+same place: the same OTLP endpoint (``/v1/logs``, or ``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT``), and
+the log file beside the traces file (``x.jsonl`` → ``x.logs.jsonl``, see ``logs_file_for``),
+which ``agenteval eval --traces x.jsonl x.logs.jsonl`` reads together. It becomes the global
+logger provider under the same rule; ``OTEL_LOGS_EXPORTER=none`` turns log export off.
+
+``providers_for(target)`` builds the same pair, owned by the caller and neither global nor used
+by our decorators, for an explicit target: an OTLP URL or a file path.
+
 >>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)
 >>> handle.shutdown(timeout=5)
 True
@@ -33,7 +43,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
-from opentelemetry import trace
+from opentelemetry import _logs, trace
+from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
@@ -41,11 +53,12 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
-from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
+from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
+from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.providers import release_provider, route_to_provider
 
-__all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure"]
+__all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure", "is_otlp_url", "providers_for"]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
@@ -84,7 +97,9 @@ class TracingHandle:
     """What ``configure()`` set up. ``force_flush`` and ``shutdown`` each keep one deadline.
 
     ``provider`` is the tracer provider our steps use, ``exporters`` the exporters chosen,
-    ``traces_file`` the OTLP/JSON-lines file spans are written to (``None`` without one).
+    ``traces_file`` the OTLP/JSON-lines file spans are written to (``None`` without one);
+    ``logger_provider`` the logger provider beside it (``None`` when none was set up),
+    ``logs_file`` the file its log records are written to.
     """
 
     def __init__(
@@ -93,27 +108,39 @@ class TracingHandle:
         content_policy: ContentPolicy,
         exporters: tuple[SpanExporter, ...],
         traces_file: Path | None,
+        *,
+        logger_provider: SdkLoggerProvider | None = None,
+        logs_file: Path | None = None,
     ) -> None:
         self.provider = provider
         self.content_policy = content_policy
         self.exporters = exporters
         self.traces_file = traces_file
+        self.logger_provider = logger_provider
+        self.logs_file = logs_file
         self._lock = threading.Lock()
         self._shutdown_result: bool | None = None
         atexit.register(self._at_exit)
 
     def force_flush(self, timeout: float | None = DEFAULT_TIMEOUT_SECONDS) -> bool:
-        """Export every ended span; ``False`` if that failed or took longer than ``timeout`` seconds
-        (``None``: the default, 30 s)."""
+        """Export every ended span and emitted log record; ``False`` if that failed or took
+        longer than ``timeout`` seconds (``None``: the default, 30 s)."""
         timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
         if self._shutdown_result is not None:
             _logger.warning("force_flush after shutdown: nothing to flush")
             return False
-        flush = getattr(self.provider, "force_flush", None)
-        if flush is None:
-            return True
-        deadline_millis = max(0, int(timeout * 1000))
-        return _within(timeout, lambda: flush(deadline_millis), "force_flush")
+        deadline = time.monotonic() + timeout
+
+        def flush() -> bool:
+            ok = True
+            for provider in (self.provider, self.logger_provider):
+                flush_one = getattr(provider, "force_flush", None)
+                if flush_one is not None:
+                    remaining = max(0, int((deadline - time.monotonic()) * 1000))
+                    ok = flush_one(remaining) is not False and ok
+            return ok
+
+        return _within(timeout, flush, "force_flush")
 
     def shutdown(self, timeout: float | None = DEFAULT_TIMEOUT_SECONDS) -> bool:
         """Flush and stop export within ``timeout`` seconds overall (``None``: the default, 30 s);
@@ -130,8 +157,10 @@ class TracingHandle:
             timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
             release_provider(self.provider)
             atexit.unregister(self._at_exit)
-            stop = getattr(self.provider, "shutdown", None)
-            result = True if stop is None else _within(timeout, stop, "shutdown")
+            stops = [stop for stop in (getattr(self.provider, "shutdown", None),
+                                       getattr(self.logger_provider, "shutdown", None)) if stop is not None]
+            result = True if not stops else _within(timeout, lambda: all([s() is not False for s in stops]),
+                                                    "shutdown")
             self._shutdown_result = result
             _logger.debug("tracing shut down in %.3f s (ok=%s)", time.monotonic() - started, result)
             return result
@@ -140,28 +169,66 @@ class TracingHandle:
         self.shutdown(EXIT_TIMEOUT_SECONDS)
 
 
-def _otlp_exporter() -> SpanExporter | None:
-    endpoint = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    if not endpoint or not endpoint.strip():
-        return None
-    protocol = (
-        (
-            os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-            or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-            or "http/protobuf"
-        )
-        .strip()
-        .lower()
-    )
-    if protocol == "grpc":
+def _env(*names: str) -> str | None:
+    """The first of these environment variables that is set (stripped), if any."""
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _protocol(signal: str) -> str:
+    """The OTLP protocol for ``signal`` (``TRACES`` or ``LOGS``); an unsupported one is logged
+    (once, for traces) and replaced by http/protobuf."""
+    protocol = (_env(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+                or "http/protobuf").lower()
+    if protocol not in ("grpc", "http/protobuf"):
+        if signal == "TRACES":
+            _logger.warning("OTLP protocol %r is not supported; using http/protobuf", protocol)
+        return "http/protobuf"
+    return protocol
+
+
+def _otlp_span_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bool | None = None) -> SpanExporter:
+    if grpc:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 
-        return GrpcExporter()
-    if protocol != "http/protobuf":
-        _logger.warning("OTLP protocol %r is not supported for traces; using http/protobuf", protocol)
+        return GrpcExporter(endpoint=endpoint, insecure=insecure)
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
-    return HttpExporter()
+    return HttpExporter(endpoint=endpoint)
+
+
+def _otlp_log_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bool | None = None) -> LogRecordExporter:
+    if grpc:
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
+
+        return GrpcLogExporter(endpoint=endpoint, insecure=insecure)
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
+
+    return HttpLogExporter(endpoint=endpoint)
+
+
+def _otlp_exporter() -> SpanExporter | None:
+    """The OTLP span exporter the environment asks for (it reads the other variables itself)."""
+    if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") is None:
+        return None
+    return _otlp_span_exporter(grpc=_protocol("TRACES") == "grpc")
+
+
+def _otlp_log_exporter_from_env() -> LogRecordExporter | None:
+    """The OTLP log exporter beside the environment's span exporter: the logs endpoint, else the
+    common one, else the traces endpoint with ``/v1/logs`` in place of ``/v1/traces``."""
+    grpc = _protocol("LOGS") == "grpc"
+    if _env("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") is not None:
+        return _otlp_log_exporter(grpc=grpc)
+    traces = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    if traces is None:
+        return None
+    if not grpc and traces.rstrip("/").endswith("/v1/traces"):
+        traces = traces.rstrip("/")[: -len("/v1/traces")] + "/v1/logs"
+    return _otlp_log_exporter(traces, grpc=grpc)
 
 
 def _file_exporter(path: Path) -> SpanExporter | None:
@@ -205,6 +272,46 @@ def _exporters(
     return [*exporters, file_exporter], path
 
 
+def _log_exporters(exporters: Sequence[SpanExporter], traces_file: Path | None,
+                   exporter_given: bool) -> tuple[list[LogRecordExporter], Path | None]:
+    """The log exporters beside the span ``exporters`` (none beside an ``exporter=`` given), and
+    the log file among them."""
+    if exporter_given or _env("OTEL_LOGS_EXPORTER") == "none":
+        return [], None
+    found: list[LogRecordExporter] = []
+    if any(not isinstance(e, OtlpJsonFileExporter) for e in exporters):
+        try:
+            otlp = _otlp_log_exporter_from_env()
+        except Exception:
+            _logger.error("cannot create the OTLP log exporter; log records will not be sent", exc_info=True)
+            otlp = None
+        if otlp is not None:
+            found.append(otlp)
+    if traces_file is None:
+        return found, None
+    path = logs_file_for(traces_file)
+    try:
+        found.append(OtlpJsonLogFileExporter(path))
+    except OSError:
+        _logger.error("cannot write log records to %s; they will not be saved", path, exc_info=True)
+        return found, None
+    return found, path
+
+
+def _logger_provider(resource: Resource, exporters: Sequence[LogRecordExporter]) -> SdkLoggerProvider:
+    provider = SdkLoggerProvider(resource=resource, shutdown_on_exit=False)
+    for log_exporter in exporters:
+        provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+    return provider
+
+
+def _set_global_logger_provider(provider: SdkLoggerProvider) -> None:
+    if isinstance(_logs.get_logger_provider(), SdkLoggerProvider):
+        _logger.info("a global logger provider is already set; log records go to it")
+        return
+    _logs.set_logger_provider(provider)
+
+
 def configure(
     service_name: str | None = None,
     *,
@@ -245,10 +352,12 @@ def configure(
         raise TypeError(f"content_policy must be a ContentPolicy, not {type(content_policy).__name__}")
     policy = _policy(capture_content, content_policy)
     exporters, file_path = _exporters(exporter, traces_file, defaults=tracer_provider is None)
+    log_exporters, logs_path = _log_exporters(exporters, file_path, exporter is not None)
 
+    resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
     if tracer_provider is None:
-        resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
         tracer_provider = SdkTracerProvider(resource=resource, shutdown_on_exit=False)
+    logger_provider = _logger_provider(getattr(tracer_provider, "resource", resource), log_exporters)
     processors = [BatchSpanProcessor(e) for e in exporters] + list(span_processors)
     if isinstance(tracer_provider, SdkTracerProvider):
         for processor in processors:
@@ -263,4 +372,66 @@ def configure(
             trace.set_tracer_provider(tracer_provider)
         else:
             _logger.info("a global tracer provider is already set; our steps use the configured one")
-    return TracingHandle(tracer_provider, policy, tuple(exporters), file_path)
+        _set_global_logger_provider(logger_provider)
+    return TracingHandle(tracer_provider, policy, tuple(exporters), file_path,
+                         logger_provider=logger_provider, logs_file=logs_path)
+
+
+_OTLP_SCHEMES = ("http", "https", "grpc", "grpcs")
+
+
+def is_otlp_url(target: str) -> bool:
+    """Whether ``target`` names an OTLP endpoint (``http(s)://`` or ``grpc(s)://``) rather than a file."""
+    scheme, sep, _ = target.partition("://")
+    return bool(sep) and scheme.lower() in _OTLP_SCHEMES
+
+
+def _otlp_pair(url: str) -> tuple[SpanExporter, LogRecordExporter]:
+    """OTLP exporters for both signals to ``url``: ``grpc(s)://host:port`` over gRPC;
+    ``http(s)://`` over http/protobuf to ``/v1/traces`` and ``/v1/logs`` under it, or over gRPC
+    when ``OTEL_EXPORTER_OTLP_PROTOCOL`` says ``grpc``."""
+    scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
+    if scheme in ("grpc", "grpcs"):
+        insecure = scheme == "grpc"
+        endpoint = rest.rstrip("/")
+        return (_otlp_span_exporter(endpoint, grpc=True, insecure=insecure),
+                _otlp_log_exporter(endpoint, grpc=True, insecure=insecure))
+    if _protocol("TRACES") == "grpc":
+        insecure = scheme == "http"
+        return (_otlp_span_exporter(url, grpc=True, insecure=insecure),
+                _otlp_log_exporter(url, grpc=True, insecure=insecure))
+    base = url.rstrip("/")
+    for path in ("/v1/traces", "/v1/logs"):
+        base = base.removesuffix(path)
+    return _otlp_span_exporter(base + "/v1/traces", grpc=False), _otlp_log_exporter(base + "/v1/logs", grpc=False)
+
+
+def providers_for(target: str | os.PathLike[str], *, service_name: str = "agenteval") -> TracingHandle:
+    """A tracer provider and a logger provider of the caller's own, exporting to ``target``: an
+    OTLP endpoint URL (see :func:`is_otlp_url`; headers, timeout and TLS from the standard
+    ``OTEL_EXPORTER_OTLP_*`` variables) or a file path, where spans are appended as OTLP/JSON lines
+    and log records to the log file beside it (:func:`logs_file_for`). Neither becomes global nor
+    receives our decorators' spans; the handle's ``shutdown`` flushes both within one deadline.
+
+    Raises ``OSError`` when the file cannot be opened for appending.
+
+    >>> handle = providers_for("/tmp/agenteval-doctest-results.jsonl")
+    >>> handle.logs_file.name
+    'agenteval-doctest-results.logs.jsonl'
+    >>> handle.shutdown(timeout=5)
+    True
+    """
+    resource = Resource.create({SERVICE_NAME: service_name})
+    tracer_provider = SdkTracerProvider(resource=resource, shutdown_on_exit=False)
+    text = os.fspath(target)
+    traces_file = logs_file = None
+    if is_otlp_url(text):
+        span_exporter, log_exporter = _otlp_pair(text)
+    else:
+        traces_file, logs_file = Path(text), logs_file_for(text)
+        span_exporter, log_exporter = OtlpJsonFileExporter(traces_file), OtlpJsonLogFileExporter(logs_file)
+    tracer_provider.add_span_processor(IsolatedSpanProcessor(BatchSpanProcessor(span_exporter)))
+    logger_provider = _logger_provider(resource, [log_exporter])
+    return TracingHandle(tracer_provider, active_policy(), (span_exporter,), traces_file,
+                         logger_provider=logger_provider, logs_file=logs_file)

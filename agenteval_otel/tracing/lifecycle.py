@@ -173,8 +173,10 @@ class StepRun:
             self._token = None
             _detach(token)  # type: ignore[arg-type]
 
-    def end(self) -> None:
-        """End the step with its result (deactivating it first). Once: later calls are ignored."""
+    def end(self, end_time: int | None = None) -> None:
+        """End the step with its result (deactivating it first), at ``end_time`` (ns since the
+        epoch) when given: a step may stay open after its work, to take attributes that come
+        later, and still end when its work did. Once: later calls are ignored."""
         self.deactivate()
         step = self._step
         if self._ended:
@@ -183,7 +185,7 @@ class StepRun:
             return
         self._ended = True
         if step is not None and self._context is not None:
-            step.end(self.span, self._pending, self._result)
+            step.end(self.span, self._pending, self._result, end_time)
 
     def fail(self, error: BaseException) -> None:
         """End the step with ``error``: ``error.type``, ERROR status, an exception event. Once."""

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from agenteval_otel.semconv import EVAL_ID
+from agenteval_otel.semconv import EVAL_ID, EVALUATION_MARKER
 from agenteval_otel.trajectory._unchecked import unchecked
 from agenteval_otel.trajectory.buffer import TraceBuffer
 from agenteval_otel.trajectory.conventions import (
@@ -494,13 +494,18 @@ def _text_or_none(value: Any) -> str | None:
 # --- public API -------------------------------------------------------------------------------
 
 
+_MARKED = (True, "true", "True")
+"""How the evaluation marker reads, as a bool or from a file that kept it as a string."""
+
+
 def trajectories_from_trace(
     records: Iterable[SpanRecord], *, split: bool = True, readers: Sequence[Reader] | None = None
 ) -> list[Trajectory]:
     """The trajectories of one trace: one per outermost agent invocation when ``split`` (and
     the trace has more than one), else one for the whole trace. ``readers``: the convention
-    readers to use (default: the installed ones, then ours)."""
-    ordered = _tree(records, readers)
+    readers to use (default: the installed ones, then ours). Our evaluation spans
+    (``agenteval.evaluation``) are left out: a trace holding only them has no trajectory."""
+    ordered = _tree((r for r in records if r.attributes.get(EVALUATION_MARKER) not in _MARKED), readers)
     readings = [span.reading for span in ordered if span.reading is not None]
     if not ordered or (readings and all(r.role is SpanRole.IGNORED for r in readings)):
         return []  # nothing, or only spans known not to be a run (a framework building an agent)

@@ -189,6 +189,11 @@ class TraceBuffer(Generic[T]):
             self._by_age.clear()
         return done
 
+    def items_of(self, trace_id: Hashable) -> list[T]:
+        """The spans held so far for ``trace_id`` (a copy; none when it is not open)."""
+        trace = self._rootless.get(trace_id) or self._rooted.get(trace_id)
+        return [] if trace is None else list(trace.items)
+
     def _hand_out(self, trace: _Open[T], reason: HandOutReason) -> BufferedTrace[T]:
         del (self._rooted if trace.has_root else self._rootless)[trace.trace_id]
         if self._by_age is not None:

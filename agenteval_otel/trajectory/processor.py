@@ -35,7 +35,7 @@ from typing import Literal
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from agenteval_otel.semconv import EVALUATION_SPAN
+from agenteval_otel.semconv import EVALUATION_MARKER
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.buffer import BufferedTrace, TraceBuffer
 from agenteval_otel.trajectory.conventions import Reader
@@ -219,7 +219,7 @@ class TrajectoryProcessor(SpanProcessor):
             span, ended = intake.popleft()
             try:
                 attributes = span.attributes
-                if attributes and attributes.get(EVALUATION_SPAN):
+                if attributes and attributes.get(EVALUATION_MARKER):
                     continue
                 context = span.get_span_context()
                 if context is None:
@@ -315,6 +315,16 @@ class TrajectoryProcessor(SpanProcessor):
                 except Exception:  # noqa: BLE001 - a callback's failure is logged, never raised
                     self.callback_errors += 1
                     logger.exception("TrajectoryProcessor: callback %r raised", callback)
+
+    def open_trace_trajectories(self, trace_id: int, open_spans: Sequence[ReadableSpan]) -> list[Trajectory]:
+        """The trajectories of a trace whose root has not ended yet: the spans of ``trace_id``
+        ended so far with ``open_spans`` (its root, still open, read as it is now). Lets a live
+        evaluation score a turn while its root span can still take the verdicts."""
+        with self._lock:
+            self._catch_up()
+            spans = self._buffer.items_of(trace_id)
+        records = [SpanRecord.from_readable_span(span) for span in (*spans, *open_spans)]
+        return trajectories_from_trace(records, split=self._split, readers=self._readers)
 
     # --- flush and shutdown --------------------------------------------------------------
 

@@ -246,7 +246,7 @@ def test_each_call_is_a_chat_span_marked_as_evaluation_without_the_key(tmp_path:
     (span,) = exporter.get_finished_spans()
     a = dict(span.attributes or {})
     assert span.name == "chat judge-model"
-    assert a[attr.GEN_AI_OPERATION_NAME] == "chat" and a[attr.EVALUATION_SPAN] is True
+    assert a[attr.GEN_AI_OPERATION_NAME] == "chat" and a[attr.EVALUATION_MARKER] is True
     assert (a[attr.GEN_AI_REQUEST_MODEL], a[attr.GEN_AI_RESPONSE_MODEL]) == ("judge-model", "judge-model")
     assert (a[attr.GEN_AI_USAGE_INPUT_TOKENS], a[attr.GEN_AI_USAGE_OUTPUT_TOKENS]) == (120, 15)
     assert a[attr.GEN_AI_RESPONSE_FINISH_REASONS] == ("stop",)

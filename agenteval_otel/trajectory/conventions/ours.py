@@ -22,7 +22,7 @@ from agenteval_otel.trajectory.usage import TokenUsage
 __all__ = ["MARKERS", "read_ours"]
 
 NAME = "agenteval"
-MARKERS = Markers(frozenset({attr.EVALUATION_SPAN, attr.STEP_TYPE}), exclusive=True)
+MARKERS = Markers(frozenset({attr.EVALUATION_MARKER, attr.STEP_TYPE}), exclusive=True)
 _INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, attr.GEN_AI_USAGE_PROMPT_TOKENS)
 _OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, attr.GEN_AI_USAGE_COMPLETION_TOKENS)
 
@@ -64,7 +64,7 @@ def _read_message(record: SpanRecord, a: dict[str, Any], conversation: str | Non
 def read_ours(record: SpanRecord) -> SpanReading | None:
     """Read a span written by agenteval-otel's capture decorators; ``None`` for any other."""
     a = record.attributes
-    if a.get(attr.EVALUATION_SPAN) in (True, "true", "True"):
+    if a.get(attr.EVALUATION_MARKER) in (True, "true", "True"):
         return SpanReading(SpanRole.IGNORED, record.name, NAME)
     step_type = a.get(attr.STEP_TYPE)
     if not isinstance(step_type, str):
