@@ -80,7 +80,7 @@ def test_pipelines_use_only_defined_components_and_every_component_is_used(confi
 
 
 def test_evaluation_results_reach_jaeger_but_never_agenteval_again(config: dict[str, Any]) -> None:
-    marker = f'attributes["{semconv.EVALUATION_SPAN}"] != nil'
+    marker = f'attributes["{semconv.EVALUATION_MARKER}"] != nil'
     drop = config["processors"]["filter/drop-evaluations"]
     assert drop["traces"]["span"] == [marker] and drop["logs"]["log_record"] == [marker]
     pipelines = config["service"]["pipelines"]
