@@ -23,6 +23,7 @@ def test_a_graph_run_is_an_agent_step_with_its_nodes_and_the_branch_taken(captur
     trajectory = captured.trajectory()
     assert trajectory.agent_name == "router"
     assert trajectory.conversation_id == "thread-7"
+    assert (trajectory.user_input, trajectory.final_response) == ("Weather today?", "It is sunny.")
     assert trajectory.node_order() == ["classify", "weather"]
     assert trajectory.branches() == [("is_weather", "weather")]
     conditional = captured.span("conditional is_weather").attributes
@@ -49,6 +50,8 @@ def test_a_fan_out_is_recorded_as_the_list_of_nodes(captured: Any) -> None:
     trajectory = captured.trajectory()
     assert trajectory.branches() == [("fan_out", ["report", "report"])]
     assert trajectory.node_order() == ["plan", "report", "report"]
+    assert trajectory.final_response is None  # a state with no response in it is not one
+    assert attr.AGENT_OUTPUT not in captured.span("invoke_agent cities").attributes
 
 
 async def test_async_nodes_and_ainvoke(captured: Any) -> None:

@@ -37,6 +37,7 @@ __all__ = [
 _USER_ROLES: Final = frozenset({"user", "human"})
 _ASSISTANT_ROLES: Final = frozenset({"assistant", "ai"})
 _INTERNAL_CHANNEL_PREFIXES: Final = ("__", "branch:", "join:")
+_RESPONSE_KEYS: Final = ("final_response", "final_answer", "response", "answer", "output")
 
 
 def graph_name(graph: Any) -> str:
@@ -118,19 +119,21 @@ def user_input(value: Any) -> Any:
     return value
 
 
-def final_response(output: Any) -> Any:
-    """The graph's final response: the text of the last assistant message of a messages state, a
-    str as it is, any other output as it is (``None`` stays ``None``)."""
+def final_response(output: Any) -> str | None:
+    """The graph's final response, when its output has one: the text of the last assistant message
+    of a messages state, a str as it is, or the text under a response key of the state
+    (``final_response``, ``final_answer``, ``response``, ``answer``, ``output``). ``None`` for any
+    other state: a state is not a response (what each node wrote is on its own step)."""
     if hasattr(output, "value") and hasattr(output, "interrupts"):  # GraphOutput (version="v2")
         output = output.value
     if output is None or isinstance(output, str):
         return output
     messages = _messages(output)
     if messages is not None:
-        text = _last_text(messages, _ASSISTANT_ROLES)
-        if text is not None:
-            return text
-    return output
+        return _last_text(messages, _ASSISTANT_ROLES)
+    if isinstance(output, Mapping):
+        return next((output[key] for key in _RESPONSE_KEYS if isinstance(output.get(key), str)), None)
+    return None
 
 
 def is_hidden(task: Any) -> bool:
