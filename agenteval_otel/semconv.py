@@ -99,6 +99,7 @@ EVAL_THRESHOLD: Final = "agenteval.evaluation.threshold"
 EVAL_EVALUATOR_VERSION: Final = "agenteval.evaluation.evaluator_version"
 EVAL_JUDGE_MODEL: Final = "agenteval.evaluation.judge_model"
 EVALUATION_SPAN: Final = "agenteval.evaluation"  # marks our evaluation spans: never evaluated
+EVALUATION_MARKER: Final = "agenteval.evaluation"  # on evaluation spans and log records: never evaluated
 JUDGE_ATTEMPTS: Final = "agenteval.judge.attempts"  # requests made for one judge call (retries + 1)
 JUDGE_RESPONSE_FORMAT: Final = "agenteval.judge.response_format"  # json_schema | json_object | text
 
