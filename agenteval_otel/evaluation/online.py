@@ -173,8 +173,9 @@ class OnlineEvaluator(SpanProcessor):
     where results go (default: ``[TraceExport()]``, the evaluation spans and records written
     into the judged traces). ``sample_rate``: the share of traces scored;
     ``criterion_sample_rates``: per criterion, the share of those it scores (e.g.
-    ``{"llm_judge": 0.1}``), both by trace id. ``max_queue`` bounds the invocations waiting,
-    ``concurrency`` those scored at once; an async criterion past ``criterion_timeout_s`` errors.
+    ``{"llm_judge": 0.1}``), both by trace id. ``max_queue`` bounds the invocations waiting to
+    be scored (and the traces waiting to be assembled), ``concurrency`` the invocations scored at
+    once; an async criterion past ``criterion_timeout_s`` errors.
     ``judge``: the judge client criteria get (default: the environment's). ``readers``,
     ``trace_ttl_s`` and ``max_pending_spans`` go to the assembling ``TrajectoryProcessor``.
     Bad arguments raise ``ValueError`` here; nothing raises later.
@@ -247,7 +248,7 @@ class OnlineEvaluator(SpanProcessor):
         self._worker = threading.Thread(target=self._run, name="OnlineEvaluator", daemon=True)
         self._assembly = TrajectoryProcessor(
             self._offer, group="invocation", readers=readers, trace_ttl_s=trace_ttl_s,
-            max_pending_spans=max_pending_spans,
+            max_pending_spans=max_pending_spans, max_queued_traces=max_queue,
         )
         self._worker.start()
 
@@ -375,8 +376,9 @@ class OnlineEvaluator(SpanProcessor):
         if scorer is None:
             enabled = self.config.enabled()
             subset = self.config.model_copy(update={"criteria": {name: enabled[name] for name in criteria}})
-            scorer = self._scorers[criteria] = Scorer(
-                subset, judge=self._judge, criterion_timeout_s=self._criterion_timeout_s)
+            scorer = self._scorers[criteria] = Scorer(  # ``concurrency`` invocations, every criterion of each
+                subset, judge=self._judge, concurrency=self._concurrency * len(criteria),
+                criterion_timeout_s=self._criterion_timeout_s)
         return scorer
 
     async def _evaluate(self, job: _Job) -> None:
