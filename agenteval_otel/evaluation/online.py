@@ -13,7 +13,10 @@ Every invocation is accounted for in :attr:`OnlineEvaluator.counters`: evaluated
 criterion raised or timed out, or scoring failed: the result says why), sampled out, or dropped
 and counted (queue full, after shutdown, unfinished at the shutdown deadline), one warning per
 kind. Sampling is deterministic by trace id, so every worker decides a trace the same way. Spans
-carrying the evaluation marker are never evaluated. Nothing raises into the app.
+carrying the evaluation marker are never evaluated. Nothing raises into the app. An async
+criterion (a judge call) that hangs is cut off by its timeout; a sync criterion or a sink that
+never returns holds the worker, so later invocations wait, then are dropped and counted, and
+shutdown still keeps its deadline.
 
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> from agenteval_otel.evaluation import CallbackSink, EvalConfig
@@ -58,6 +61,8 @@ logger.addHandler(logging.NullHandler())
 DEFAULT_TIMEOUT_MILLIS = 30000
 DEFAULT_MAX_QUEUE = 1024
 """Invocations waiting to be scored, at most; more are dropped and counted."""
+MIN_ASSEMBLY_QUEUE = 512
+"""Traces whose root has ended waiting to be assembled, at least (``max_queue`` when larger)."""
 DEFAULT_CONCURRENCY = 8
 """Invocations scored at once on the worker's event loop."""
 DEFAULT_CRITERION_TIMEOUT_S = 60.0
@@ -161,7 +166,6 @@ class _Cases:
 class _Job:
     trajectory: Trajectory
     criteria: tuple[str, ...]
-    queued_at: float
 
 
 class OnlineEvaluator(SpanProcessor):
@@ -174,7 +178,7 @@ class OnlineEvaluator(SpanProcessor):
     into the judged traces). ``sample_rate``: the share of traces scored;
     ``criterion_sample_rates``: per criterion, the share of those it scores (e.g.
     ``{"llm_judge": 0.1}``), both by trace id. ``max_queue`` bounds the invocations waiting to
-    be scored (and the traces waiting to be assembled), ``concurrency`` the invocations scored at
+    be scored (and, when above 512, the traces waiting to be assembled), ``concurrency`` the invocations scored at
     once; an async criterion past ``criterion_timeout_s`` errors.
     ``judge``: the judge client criteria get (default: the environment's). ``readers``,
     ``trace_ttl_s`` and ``max_pending_spans`` go to the assembling ``TrajectoryProcessor``.
@@ -248,7 +252,7 @@ class OnlineEvaluator(SpanProcessor):
         self._worker = threading.Thread(target=self._run, name="OnlineEvaluator", daemon=True)
         self._assembly = TrajectoryProcessor(
             self._offer, group="invocation", readers=readers, trace_ttl_s=trace_ttl_s,
-            max_pending_spans=max_pending_spans, max_queued_traces=max_queue,
+            max_pending_spans=max_pending_spans, max_queued_traces=max(max_queue, MIN_ASSEMBLY_QUEUE),
         )
         self._worker.start()
 
@@ -305,7 +309,7 @@ class OnlineEvaluator(SpanProcessor):
                     self._warn_once("queue", f"more than {self._max_queue} invocations wait to be scored; "
                                     "invocations are dropped" + _COUNTED)
                     return False
-                self._queue.append(_Job(trajectory, criteria, time.perf_counter()))
+                self._queue.append(_Job(trajectory, criteria))
             self._wake()
             return True
         except Exception:  # noqa: BLE001 - never raise into the caller
@@ -382,7 +386,7 @@ class OnlineEvaluator(SpanProcessor):
         return scorer
 
     async def _evaluate(self, job: _Job) -> None:
-        trajectory = job.trajectory
+        trajectory, started = job.trajectory, time.perf_counter()
         try:
             match = self._cases.match(trajectory)
             case, turn = match if match is not None else (None, 0)
@@ -394,7 +398,7 @@ class OnlineEvaluator(SpanProcessor):
                 error=f"could not score the invocation: {failure.message}", error_type=failure.error_type,
                 traceback=failure.traceback, trace_ids=list(trajectory.trace_ids), trace_id=trajectory.trace_id,
                 span_id=trajectory.span_id)
-        result = result.model_copy(update={"duration_seconds": time.perf_counter() - job.queued_at})
+        result = result.model_copy(update={"duration_seconds": time.perf_counter() - started})
         with self._lock:
             if job not in self._in_progress:  # given up at the shutdown deadline: counted as dropped
                 return
