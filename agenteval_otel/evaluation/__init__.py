@@ -28,6 +28,7 @@ from agenteval_otel.evaluation.models import (
     ToolCall,
 )
 from agenteval_otel.evaluation.offline import aevaluate_traces, evaluate_traces
+from agenteval_otel.evaluation.online import OnlineCounters, OnlineEvaluator
 from agenteval_otel.evaluation.performance import (
     PerformanceEvaluationResult,
     PerformanceRunResult,
@@ -83,6 +84,8 @@ __all__ = [
     "GraderModelConfig",
     "Invocation",
     "InvocationResult",
+    "OnlineCounters",
+    "OnlineEvaluator",
     "MatchType",
     "MessageContent",
     "PerformanceEvaluationResult",

@@ -175,17 +175,23 @@ class Scorer:
         *,
         eval_id: str | None = None,
         duration_seconds: float = 0.0,
+        case: EvalCase | None = None,
+        turn_index: int = 0,
     ) -> EvalCaseResult:
-        """Score one invocation found in traces, with no eval case (production traces, online):
+        """Score one invocation found in traces (production traces, online): with no ``case``
         the reference-free criteria apply, those that need an expected invocation give ``None``
-        and are left out. The result is reported under ``eval_id`` (default:
-        :func:`invocation_key`) with one ``InvocationResult`` carrying the invocation's trace and
-        root span ids, where its verdicts are exported to."""
-        results = [r for r in await self.score_turn(actual) if r is not None]
-        key = eval_id or invocation_key(actual)
+        and are left out; with the ``case`` it was matched to, its turn ``turn_index`` is the
+        expected invocation and every criterion applies. The result is reported under
+        ``eval_id`` (default: the case's id, else :func:`invocation_key`) with one
+        ``InvocationResult`` carrying the invocation's trace and root span ids, where its
+        verdicts are exported to."""
+        expected = case.conversation[turn_index] if case is not None and case.conversation else None
+        results = [r for r in await self.score_turn(actual, expected, case=case, turn_index=turn_index)
+                   if r is not None]
+        key = eval_id or (case.eval_id if case is not None else invocation_key(actual))
         return EvalCaseResult(
             eval_id=key,
-            name=actual.agent_name,
+            name=case.name if case is not None and case.name else actual.agent_name,
             passed=all(r.passed for r in results),
             criterion_results=results,
             duration_seconds=duration_seconds,
@@ -195,10 +201,14 @@ class Scorer:
             trace_id=actual.trace_id,
             span_id=actual.span_id,
             invocation_results=[InvocationResult(
-                invocation_id=key,
+                invocation_id=expected.invocation_id if expected is not None else key,
                 user_input=actual.user_input,
+                expected_response=(expected.expected_final_response.get_text()
+                                   if expected is not None and expected.expected_final_response else None),
                 actual_response=actual.final_response,
+                expected_tool_calls=list(expected.expected_tool_trajectory) if expected is not None else [],
                 actual_tool_calls=actual.tool_calls(),
+                expected_node_order=list(expected.expected_node_order) if expected is not None else [],
                 actual_node_order=actual.node_order(),
                 criterion_results=results,
                 trace_ids=list(actual.trace_ids),

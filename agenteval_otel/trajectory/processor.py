@@ -18,6 +18,9 @@ logged and counted (``callback_errors``). Our own evaluation spans are ignored. 
 after its trace's local root has been handed over opens a new buffer entry that expires. The
 counters, ``force_flush`` and ``shutdown`` first take in the spans already ended.
 
+``feed(records)`` takes ``SpanRecord``s that ended elsewhere (an OTLP receiver's batches) into the
+same intake, buffer and delivery; it refuses a batch, without blocking, when the intake is full.
+
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> provider = TracerProvider()
 >>> provider.add_span_processor(TrajectoryProcessor(lambda t: print(t.tool_calls())))
@@ -29,7 +32,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from opentelemetry.context import Context
@@ -47,13 +50,17 @@ __all__ = ["TrajectoryCallback", "TrajectoryProcessor"]
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
-TrajectoryCallback = Callable[[Trajectory], None]
-"""Called (on the processor's delivery thread) with each finished trajectory."""
+TrajectoryCallback = Callable[[Trajectory], object]
+"""Called (on the processor's delivery thread) with each finished trajectory; what it returns is ignored."""
 
 DEFAULT_TIMEOUT_MILLIS = 30000
 _CHUNK = 32
 """Spans the intake thread buffers before it gives the GIL up."""
 _COUNTED = " (further drops are counted, not logged)"
+
+
+def _is_root_record(record: SpanRecord) -> bool:
+    return record.parent_id is None
 
 
 def _deadline(timeout_millis: int | None) -> float:
@@ -98,7 +105,7 @@ class TrajectoryProcessor(SpanProcessor):
         self._skip_empty = skip_empty
         self._ttl = trace_ttl_s
         # the app thread's side: a deque (append and popleft are atomic) and a wake-up
-        self._intake: deque[tuple[ReadableSpan, float]] = deque()
+        self._intake: deque[tuple[ReadableSpan | SpanRecord, float]] = deque()
         self._clock = clock
         self._max_pending = max_pending_spans
         self._wake = threading.Event()
@@ -107,14 +114,14 @@ class TrajectoryProcessor(SpanProcessor):
         self._refused = 0
         # the workers' side, under ``_lock``
         self._lock = threading.Lock()
-        self._buffer: TraceBuffer[ReadableSpan] = TraceBuffer(
+        self._buffer: TraceBuffer[ReadableSpan | SpanRecord] = TraceBuffer(
             linger=0,
             ttl_s=trace_ttl_s,
             max_open_traces=max_open_traces,
             max_spans_per_trace=max_spans_per_trace,
             clock=clock,
         )
-        self._queue: deque[list[ReadableSpan]] = deque()
+        self._queue: deque[list[ReadableSpan | SpanRecord]] = deque()
         self._max_queued = max_queued_traces
         self._work = threading.Condition(self._lock)
         self._busy = 0
@@ -166,6 +173,43 @@ class TrajectoryProcessor(SpanProcessor):
                 self._wake.set()
         except Exception:  # noqa: BLE001 - a processor must never raise into the app
             self._warn_once("on_end", "TrajectoryProcessor.on_end failed; the span is dropped", exc_info=True)
+
+    def feed(self, records: Iterable[SpanRecord]) -> bool:
+        """Take spans that ended elsewhere (decoded by an OTLP receiver), assembled like the spans
+        ended here: a trace is complete when its root (a span with no parent) arrives. Within a
+        batch, roots are taken last, so a trace whose spans come in one batch is whole whatever
+        their order.
+
+        Thread-safe and never blocks: the batch is appended for the intake thread. ``False`` when
+        nothing was taken (after shutdown, or when the batch would push the spans waiting past
+        ``max_pending_spans``): its spans are counted in ``dropped_spans`` and the caller may
+        offer them again later. Never raises."""
+        try:
+            batch = list(records)
+            if not all(type(record) is SpanRecord for record in batch):
+                raise TypeError("feed takes SpanRecords")
+            intake = self._intake
+            if self._closed or len(intake) + len(batch) > self._max_pending:
+                with self._refused_lock:
+                    self._refused += len(batch)
+                if self._closed:
+                    self._warn_once("closed", "spans fed after TrajectoryProcessor.shutdown were dropped" + _COUNTED)
+                else:
+                    self._warn_once(
+                        "pending",
+                        f"more than {self._max_pending} spans wait to be buffered; spans are dropped" + _COUNTED,
+                    )
+                return False
+            batch.sort(key=_is_root_record)  # stable: the roots last, each kind in its order
+            ended = self._clock()
+            intake.extend((record, ended) for record in batch)
+            if self._idle:
+                self._idle = False
+                self._wake.set()
+            return True
+        except Exception:  # noqa: BLE001 - never raise into the caller
+            self._warn_once("feed", "TrajectoryProcessor.feed failed; the batch is dropped", exc_info=True)
+            return False
 
     def _refuse(self, span: ReadableSpan) -> None:
         """The slow path of ``on_end``: a span after shutdown, a full intake, or no span at all.
@@ -221,14 +265,17 @@ class TrajectoryProcessor(SpanProcessor):
                 attributes = span.attributes
                 if attributes and attributes.get(EVALUATION_MARKER):
                     continue
-                context = span.get_span_context()
-                if context is None:
-                    continue
-                parent = span.parent
                 refused = buffer.dropped_spans
-                handed_out = buffer.add(
-                    context.trace_id, span, is_root=parent is None or parent.is_remote, now=ended
-                )
+                if isinstance(span, SpanRecord):  # fed: keyed by its hex trace id
+                    handed_out = buffer.add(span.trace_id, span, is_root=span.parent_id is None, now=ended)
+                else:
+                    context = span.get_span_context()
+                    if context is None:
+                        continue
+                    parent = span.parent
+                    handed_out = buffer.add(
+                        context.trace_id, span, is_root=parent is None or parent.is_remote, now=ended
+                    )
             except Exception:  # noqa: BLE001 - one broken span must not stop the intake
                 self._warn_once("intake", "TrajectoryProcessor: could not buffer a span; dropped", exc_info=True)
                 self._dropped_spans += 1
@@ -241,7 +288,7 @@ class TrajectoryProcessor(SpanProcessor):
             for trace in handed_out:
                 self._hand_over(trace)
 
-    def _hand_over(self, trace: BufferedTrace[ReadableSpan]) -> None:
+    def _hand_over(self, trace: BufferedTrace[ReadableSpan | SpanRecord]) -> None:
         """Queue a complete trace; drop an incomplete one (expired, or evicted)."""
         if trace.complete:
             self._enqueue(trace.items)
@@ -256,7 +303,7 @@ class TrajectoryProcessor(SpanProcessor):
                 f"more than {self._buffer.max_open_traces} open traces; the longest-quiet is dropped",
             )
 
-    def _enqueue(self, spans: list[ReadableSpan]) -> None:
+    def _enqueue(self, spans: list[ReadableSpan | SpanRecord]) -> None:
         if len(self._queue) >= self._max_queued:
             self._drop_trace(
                 len(spans), "queue", f"more than {self._max_queued} traces queued; traces are dropped"
@@ -298,9 +345,9 @@ class TrajectoryProcessor(SpanProcessor):
                     self._work.notify_all()
             time.sleep(0)  # give the GIL to the app between traces
 
-    def _deliver(self, spans: Sequence[ReadableSpan]) -> None:
+    def _deliver(self, spans: Sequence[ReadableSpan | SpanRecord]) -> None:
         try:
-            records = [SpanRecord.from_readable_span(span) for span in spans]
+            records = [span if isinstance(span, SpanRecord) else SpanRecord.from_readable_span(span) for span in spans]
             trajectories = trajectories_from_trace(records, split=self._split, readers=self._readers)
         except Exception:  # noqa: BLE001 - one bad trace must not stop the worker
             logger.exception("TrajectoryProcessor: could not assemble a trace of %d spans", len(spans))
@@ -323,7 +370,8 @@ class TrajectoryProcessor(SpanProcessor):
         with self._lock:
             self._catch_up()
             spans = self._buffer.items_of(trace_id)
-        records = [SpanRecord.from_readable_span(span) for span in (*spans, *open_spans)]
+        records = [span if isinstance(span, SpanRecord) else SpanRecord.from_readable_span(span)
+                   for span in (*spans, *open_spans)]
         return trajectories_from_trace(records, split=self._split, readers=self._readers)
 
     # --- flush and shutdown --------------------------------------------------------------

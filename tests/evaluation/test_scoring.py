@@ -82,3 +82,16 @@ def test_an_invocation_without_a_case_is_scored_by_the_reference_free_criteria_o
     (turn,) = result.invocation_results
     assert (turn.trace_id, turn.span_id, turn.user_input) == (actual.trace_id, actual.span_id, "Weather?")
     assert invocation_key(Trajectory(conversation_id="c1")) == "c1"
+
+
+def test_an_invocation_matched_to_a_case_turn_is_scored_against_that_turn() -> None:
+    config = EvalConfig.model_validate({"criteria": {"exact_match": 1.0}})
+    case = EvalCase.multi_turn([("Hi", "Hello!"), ("Weather?", "Sunny.")], eval_id="chat")
+    actual = Trajectory(trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7",
+                        final_response="Sunny.", user_input="Weather?")
+    result = asyncio.run(Scorer(config).score_invocation(actual, case=case, turn_index=1))
+    assert result.eval_id == "chat" and result.status == "passed"
+    assert [r.criterion for r in result.criterion_results] == ["exact_match"]
+    (turn,) = result.invocation_results
+    assert (turn.invocation_id, turn.expected_response) == (case.conversation[1].invocation_id, "Sunny.")
+    assert (turn.trace_id, turn.span_id) == (actual.trace_id, actual.span_id)

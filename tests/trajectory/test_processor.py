@@ -334,3 +334,26 @@ def test_spans_waiting_to_be_buffered_are_bounded_and_drops_are_counted_and_logg
     finally:
         hold.set()
         processor.shutdown()
+
+
+def test_fed_records_are_assembled_whatever_their_order_within_a_batch(provider: TracerProvider) -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agenteval_otel.trajectory import SpanRecord
+
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _agent_run(provider.get_tracer("test"), "Lima")
+    records = [SpanRecord.from_readable_span(span) for span in exporter.get_finished_spans()]
+    received: list[Trajectory] = []
+    processor = TrajectoryProcessor(received.append)
+    try:
+        assert processor.feed(reversed(records))  # the root first, as some receivers' batches have it
+        assert processor.force_flush(5000)
+        assert [t.final_response for t in received] == ["18 C in Lima."]
+        assert processor.dropped_traces == 0
+    finally:
+        processor.shutdown(1000)
+    assert processor.feed(records) is False  # after shutdown: refused and counted
+    assert processor.dropped_spans == len(records)
