@@ -367,7 +367,8 @@ def _build_parser() -> argparse.ArgumentParser:
 def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
-                             "(default: trajectory_match 0.8 + response_match 0.7)")
+                             "(default: trajectory_match 0.8 + response_match 0.7; without an eval "
+                             "set, required: criteria that need no reference, such as policies)")
     parser.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
                         help="import a module or .py file whose @criterion functions the config "
                              "names (repeatable); installed agenteval.criteria entry points load "

@@ -260,3 +260,49 @@ def test_policies_on_shipped_traces_write_every_report_and_resume(
     assert main(["eval", "--traces", failing, "--config", str(POLICIES), "--resume"]) == 1
     assert "resuming" in capsys.readouterr().err
     assert len(run_file.read_text().splitlines()) == 2  # nothing scored twice
+
+
+def test_policies_score_a_jaeger_query_with_no_eval_set(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real Jaeger UI trace of a triage agent (seven tool calls), served on 127.0.0.1 as the
+    query service answers a search."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    trace = json.loads((shared_data / "traces" / "jaeger" /
+                        "jaeger-ui__components__TracePage__TraceTimelineViewer__genaiTestTrace.json").read_text())
+    body = json.dumps({"data": [trace]}).encode()
+
+    class Jaeger(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+    config = tmp_path / "policies.json"
+    config.write_text('{"criteria": {"max_tool_calls": {"params": {"limit": 5}}, "no_tool_errors": {}}}')
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Jaeger)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        code = main(["eval", "--jaeger", f"http://127.0.0.1:{server.server_address[1]}", "--service", "triage",
+                     "--config", str(config), "--quiet", "--report", str(tmp_path / "out.json"),
+                     "--run-file", str(tmp_path / "run.jsonl")])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert code == 1, capsys.readouterr().err
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert report["eval_set_id"] == "jaeger-triage"
+    [result] = report["results"]
+    assert result["trace_id"] == "4a1b2c3d4e5f60718293a4b5c6d7e8f9"
+    assert [(r["criterion"], r["passed"], r["reason"]) for r in result["criterion_results"]] == [
+        ("max_tool_calls", False, "7 tool calls > limit 5"), ("no_tool_errors", True, "7 tool call(s), none failed")]
