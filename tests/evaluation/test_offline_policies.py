@@ -131,3 +131,18 @@ def test_a_resumed_run_scores_only_the_invocations_left(weather_runs: Path, tmp_
     assert {r.eval_id for r in scored}.isdisjoint(done)
     assert len(scored) == 7 - len(done) and report.summary.total_cases == 7
     assert [r.eval_id for r in report.results][:len(done)] == list(done)
+
+
+def test_a_resumed_run_does_not_score_the_runs_of_done_cases_as_invocations(weather_runs: Path) -> None:
+    eval_set = ground_truth_eval_set(weather_runs)
+    eval_set.eval_cases = [case for case in eval_set.eval_cases
+                           if case.eval_id in {"run1_sequential_two_tools", "run4_multi_turn"}]
+    config = EvalConfig.model_validate({"criteria": {"trajectory_match": 1.0, **POLICIES.model_dump()["criteria"]}})
+    first = evaluate_traces(eval_set, _files(weather_runs), config)
+    done = {r.eval_id: r for r in first.results if r.eval_id == "run4_multi_turn"}  # both turns scored
+    scored: list[EvalCaseResult] = []
+    report = run_sync(aevaluate_traces(eval_set, _files(weather_runs), config, done=done,
+                                       sinks=[CallbackSink(scored.append)]), "test")
+    assert [r.eval_id for r in scored][0] == "run1_sequential_two_tools"
+    assert len(scored) == 5  # the other case and the four invocations no case matched, not run 4's turns
+    assert [r.eval_id for r in report.results] == [r.eval_id for r in first.results]
