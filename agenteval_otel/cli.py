@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -79,18 +80,22 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The eval set and the config named on the command line (without one, the default criteria
-    for the eval set: Google ADK's for an ADK file), after importing the ``--criteria-module``s
-    the config may name."""
+    """The eval set (``None`` when none is named) and the config named on the command line
+    (without one, the default criteria for the eval set: Google ADK's for an ADK file), after
+    importing the ``--criteria-module``s the config may name."""
     from agenteval_otel.evaluation.config import EvalConfig
     from agenteval_otel.evaluation.criteria.registry import load_criteria_module
     from agenteval_otel.evaluation.models import EvalSet
 
     for module in args.criteria_module or ():
         load_criteria_module(module)
-    eval_set = EvalSet.load(args.evalset)
-    config = EvalConfig.load(args.config) if args.config else EvalConfig.default_for(eval_set)
-    return eval_set, config
+    eval_set = EvalSet.load(args.evalset) if args.evalset is not None else None
+    if args.config:
+        return eval_set, EvalConfig.load(args.config)
+    if eval_set is None:
+        raise ConfigError("without an eval set, give the criteria to score every invocation with: "
+                          "--config FILE (policies such as max_tool_calls, forbidden_tools, no_tool_errors)")
+    return eval_set, EvalConfig.default_for(eval_set)
 
 
 def _report_files(args: argparse.Namespace) -> list[Any]:
@@ -120,10 +125,11 @@ def _finish(report: Any, args: argparse.Namespace, files: Sequence[Any]) -> int:
 
 @contextmanager
 def _recording(
-    eval_set: Any, config: Any, args: argparse.Namespace, kind: str, total: int, files: Sequence[Any]
+    run_id: str, config: Any, args: argparse.Namespace, kind: str, total: int | None, files: Sequence[Any]
 ) -> Iterator[tuple[dict[str, Any], list[Any]]]:
-    """The results already in the run file (with ``--resume``) and the sinks of the run: the
-    run file, the progress bar and the report ``files``."""
+    """The results already in the run file of ``run_id`` (the eval set's id; with ``--resume``)
+    and the sinks of the run: the run file, the progress bar (of ``total`` results, ``None``
+    when not known) and the report ``files``."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -136,9 +142,9 @@ def _recording(
     from agenteval_otel.evaluation.run_file import RunFile, default_run_file
     from agenteval_otel.evaluation.sinks import CallbackSink
 
-    path = args.run_file or default_run_file(eval_set.eval_set_id, kind)
+    path = args.run_file or default_run_file(run_id, kind)
     console = Console(stderr=True)
-    with RunFile(path, eval_set.eval_set_id, config) as run_file:
+    with RunFile(path, run_id, config) as run_file:
         done = run_file.open(resume=args.resume)
         if done and not args.quiet:
             console.print(f"resuming {path}: {len(done)} case(s) already scored", highlight=False)
@@ -242,7 +248,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     total = _selected_or_error(evaluator, eval_set, args)
     files = _report_files(args)
     with (_result_export(args, eval_set.eval_set_id) as exports,
-          _recording(eval_set, evaluator.config, args, "run", total, files) as (done, sinks)):
+          _recording(eval_set.eval_set_id, evaluator.config, args, "run", total, files) as (done, sinks)):
         handle = configure(service_name="agenteval")
         destinations, problem = _span_destinations(handle)
         if problem:
@@ -270,9 +276,19 @@ def _lookback(text: str) -> timedelta:
     raise argparse.ArgumentTypeError(f"expected a duration such as 30m, 1h or 2d, got {text!r}")
 
 
+def _traces_id(args: argparse.Namespace) -> str:
+    """What a report without an eval set is named: the trace file's name (without its
+    extensions), ``jaeger-SERVICE``, or ``traces`` for several files."""
+    if args.jaeger:
+        return f"jaeger-{args.service}"
+    if args.traces and len(args.traces) == 1:
+        return Path(args.traces[0]).name.split(".")[0] or "traces"
+    return "traces"
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
-    """Score an eval set against traces recorded earlier."""
-    from agenteval_otel.evaluation.config import EvalConfig
+    """Score an eval set against traces recorded earlier, or every invocation in them with
+    criteria that need no eval set."""
     from agenteval_otel.evaluation.offline import aevaluate_traces
 
     eval_set, config = _inputs(args)
@@ -291,13 +307,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     else:
         raise ConfigError(
             "give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
-    config = config if config is not None else EvalConfig.default(include_judge=False)
     files = _report_files(args)
-    with (_result_export(args, eval_set.eval_set_id) as exports,
-          _recording(eval_set, config, args, "eval", len(eval_set.eval_cases), files) as (done, sinks)):
+    run_id = eval_set.eval_set_id if eval_set is not None else _traces_id(args)
+    # invocations matched to no case are scored too when the config has reference-free criteria
+    total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
+    with (_result_export(args, run_id) as exports,
+          _recording(run_id, config, args, "eval", total, files) as (done, sinks)):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest",
-                                           logs=args.logs or (),
+                                           logs=args.logs or (), source_id=run_id,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
@@ -346,8 +364,11 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tags", nargs="+", metavar="TAG", help="only the cases with one of these tags")
     run.set_defaults(handler=_cmd_run)
 
-    offline = sub.add_parser("eval", help="score an eval set against recorded traces")
-    offline.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
+    offline = sub.add_parser("eval", help="score an eval set, or every invocation with policies, "
+                                          "against recorded traces")
+    offline.add_argument("evalset", nargs="?",
+                         help="an .evalset.json file (ours or Google ADK's); without one, every "
+                              "invocation is scored with the reference-free criteria of --config")
     offline.add_argument("--traces", nargs="+", metavar="FILE",
                          help="trace files: OTLP/JSON (lines), OTLP protobuf or Jaeger JSON")
     offline.add_argument("--logs", nargs="+", metavar="FILE",
@@ -371,7 +392,8 @@ def _build_parser() -> argparse.ArgumentParser:
 def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
-                             "(default: trajectory_match 0.8 + response_match 0.7)")
+                             "(default: trajectory_match 0.8 + response_match 0.7; without an eval "
+                             "set, required: criteria that need no reference, such as policies)")
     parser.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
                         help="import a module or .py file whose @criterion functions the config "
                              "names (repeatable); installed agenteval.criteria entry points load "

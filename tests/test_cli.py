@@ -197,3 +197,112 @@ def test_eval_keep_trajectories_through_the_cli(tmp_path: Path) -> None:
     assert statuses == [True, False, True]
     assert tools["default"][1] == ["get_weather"]  # the failure keeps its trajectory
     assert reports["default"] == reports["kept"]  # the flag changes what is held, not the report
+
+
+POLICIES = REPO_ROOT / "examples" / "production_policies.json"
+
+
+def test_policies_score_a_third_party_trace_with_no_eval_set(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    generated = shared_data / "traces" / "generated"
+    holding = generated / "openinference" / "run1_sequential_two_tools.otlp.json"
+    broken = generated / "langgraph_openinference" / "run4_tool_error_unknown_city.otlp.json"
+    run_file = ["--run-file", str(tmp_path / "run.jsonl")]
+    assert main(["eval", "--traces", str(holding), "--config", str(POLICIES), *run_file]) == 0
+    assert "1/1 passed" in capsys.readouterr().out
+    assert main(["eval", "--traces", str(broken), "--config", str(POLICIES), *run_file]) == 1
+    out = capsys.readouterr().out
+    assert "b26cefdc4512d3f3a13d72b6935547d3:7c799c549cb8286e: no_tool_errors scored 0.00 < threshold 1.00: " \
+           "get_weather failed at step 7: ValueError('Unknown city: Atlantis')" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"criteria": {"max_tool_calls": {"params": {"limit": "ten"}}}}')
+    assert main(["eval", "--traces", str(holding), "--config", str(bad), *run_file]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agenteval: error: {bad}: ") and "'max_tool_calls' params: limit:" in err
+    assert "Traceback" not in err
+
+
+def test_eval_without_an_eval_set_needs_criteria_that_need_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = REPO_ROOT / "tests" / "data" / "corpus" / "crewai_openinference" / "run1_sequential.otlp.json"
+    assert main(["eval", "--traces", str(trace)]) == 2
+    assert "without an eval set, give the criteria to score every invocation with: --config FILE" \
+        in capsys.readouterr().err
+    config = tmp_path / "reference.json"
+    config.write_text('{"criteria": {"trajectory_match": 0.8}}')
+    assert main(["eval", "--traces", str(trace), "--config", str(config)]) == 2
+    assert "no criterion of the config (trajectory_match) scores an invocation without one" in capsys.readouterr().err
+
+
+def test_policies_on_shipped_traces_write_every_report_and_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    corpus = REPO_ROOT / "tests" / "data" / "corpus" / "crewai_openinference"
+    monkeypatch.chdir(tmp_path)
+    holding = [str(corpus / f"{run}.otlp.json") for run in ("run1_sequential", "run2_parallel", "run3_multi_turn")]
+    assert main(["eval", "--traces", *holding, "--config", str(POLICIES), "--quiet"]) == 0
+    assert (tmp_path / ".agenteval" / "traces.eval.jsonl").is_file()
+    failing = str(corpus / "run4_failing_tool.otlp.json")
+    reports = ["--report", "out.json", "--junit", "junit.xml", "--html", "report.html"]
+    assert main(["eval", "--traces", failing, "--config", str(POLICIES), "--quiet", *reports]) == 1
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert report["eval_set_id"] == "run4_failing_tool"
+    [result] = report["results"]
+    assert result["eval_id"] == f"{result['trace_id']}:{result['span_id']}"
+    assert "get_weather failed at step 2: ValueError: unknown city: Atlantis" in (tmp_path / "junit.xml").read_text()
+    assert result["eval_id"] in (tmp_path / "report.html").read_text(encoding="utf-8")
+    run_file = tmp_path / ".agenteval" / "run4_failing_tool.eval.jsonl"
+    assert len(run_file.read_text().splitlines()) == 2  # the header and the invocation
+    assert main(["eval", "--traces", failing, "--config", str(POLICIES), "--resume"]) == 1
+    assert "resuming" in capsys.readouterr().err
+    assert len(run_file.read_text().splitlines()) == 2  # nothing scored twice
+
+
+def test_policies_score_a_jaeger_query_with_no_eval_set(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real Jaeger UI trace of a triage agent (seven tool calls), served on 127.0.0.1 as the
+    query service answers a search."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    trace = json.loads((shared_data / "traces" / "jaeger" /
+                        "jaeger-ui__components__TracePage__TraceTimelineViewer__genaiTestTrace.json").read_text())
+    body = json.dumps({"data": [trace]}).encode()
+
+    class Jaeger(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+    config = tmp_path / "policies.json"
+    config.write_text('{"criteria": {"max_tool_calls": {"params": {"limit": 5}}, "no_tool_errors": {}}}')
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Jaeger)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        code = main(["eval", "--jaeger", f"http://127.0.0.1:{server.server_address[1]}", "--service", "triage",
+                     "--config", str(config), "--quiet", "--report", str(tmp_path / "out.json"),
+                     "--run-file", str(tmp_path / "run.jsonl")])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    assert code == 1, capsys.readouterr().err
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert report["eval_set_id"] == "jaeger-triage"
+    [result] = report["results"]
+    assert result["trace_id"] == "4a1b2c3d4e5f60718293a4b5c6d7e8f9"
+    assert [(r["criterion"], r["passed"], r["reason"]) for r in result["criterion_results"]] == [
+        ("max_tool_calls", False, "7 tool calls > limit 5"), ("no_tool_errors", True, "7 tool call(s), none failed")]

@@ -327,6 +327,16 @@ class EvalConfig(BaseModel):
         """The criteria that are switched on."""
         return {name: c for name, c in self.criteria.items() if c.enabled}
 
+    def reference_free(self) -> dict[str, CriterionConfig]:
+        """The criteria switched on that score an invocation with no expected one (policies such
+        as ``max_tool_calls``, judged qualities such as ``safety``): those that apply to traces
+        scored with no eval set.
+
+        >>> EvalConfig(criteria={"trajectory_match": 0.8, "no_tool_errors": {}}).reference_free().keys()
+        dict_keys(['no_tool_errors'])
+        """
+        return {name: c for name, c in self.enabled().items() if get_criterion(name).reference_free}
+
     @classmethod
     def load(cls, path: str | Path) -> EvalConfig:
         """Load our EvalConfig JSON or Google ADK's ``test_config.json``.

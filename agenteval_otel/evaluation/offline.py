@@ -11,6 +11,11 @@ case. A run is matched by, in this order: its
 ``session_input.thread_id``, or its first user message. A multi-turn case takes the whole
 conversation (the turns sharing the matched run's conversation id), turn by turn in time order.
 A case with no match is reported as errored, never dropped.
+
+Without an eval set, every invocation found is scored with the config's reference-free criteria
+(policies such as ``max_tool_calls``, judged qualities such as ``safety``) and reported under its
+invocation key, ``{trace_id}:{span_id}`` of its root span. With an eval set and such criteria in
+the config, the invocations no case matched are scored so too, after the cases.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Union
 
+from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.config import EvalConfig
+from agenteval_otel.evaluation.criteria.registry import criterion_names, get_criterion
 from agenteval_otel.evaluation.models import EvalCase, EvalSet
 from agenteval_otel.evaluation.results import (
     CaseResults,
@@ -42,6 +49,7 @@ from agenteval_otel.evaluation.scoring import (
     Scorer,
     aggregate_runs,
     error_result,
+    invocation_key,
 )
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.evaluation.sync import run_sync
@@ -211,14 +219,21 @@ class _Matcher:
     """Matches a stream of runs to cases, and says when each run to score is complete: a
     single-turn case's run at once, a multi-turn case's conversation when it has been idle for
     ``idle_runs`` runs, when ``max_open`` others are assembled, or when the stream ends. A turn
-    of a conversation already complete is let go (counted in ``late_turns``)."""
+    of a conversation already complete is let go (counted in ``late_turns``). With
+    ``collect_strays``, the turns that match no case (nor one of the ``done`` cases) are put in
+    ``strays`` once no later turn can join them to a case; the caller empties it."""
 
     def __init__(self, cases: Sequence[EvalCase], keep: RunChoice, *,
-                 idle_runs: int | None = None, max_open: int | None = None) -> None:
+                 idle_runs: int | None = None, max_open: int | None = None,
+                 collect_strays: bool = False, done: Sequence[EvalCase] = ()) -> None:
         if keep not in ("latest", "all"):
             raise ValueError(f"keep must be 'latest' or 'all', got {keep!r}")
         self.keep_all = keep == "all"
         self.index = _Index(cases)
+        self.collect_strays = collect_strays
+        self.strays: list[Trajectory] = []
+        self._done = _Index(done)
+        self._done_keys: set[str] = set()
         self.slots: dict[str, _Slot] = {}
         self.idle_runs = CONVERSATION_IDLE_RUNS if idle_runs is None else idle_runs
         self.max_open = MAX_OPEN_CONVERSATIONS if max_open is None else max_open
@@ -257,11 +272,20 @@ class _Matcher:
         return complete
 
     def close(self) -> list[tuple[_Slot, _Run]]:
-        """The stream ended: every run still assembled is complete, in arrival order."""
+        """The stream ended: every run still assembled is complete, in arrival order (and every
+        turn still held is a stray)."""
         complete = []
         for run in sorted(self._open, key=lambda r: r.order):
             complete.extend(self._complete(run))
+        for turns in self._held.values():
+            self._stray(turns)
+        self._held.clear()
+        self._held_count = 0
         return complete
+
+    def _stray(self, turns: Iterable[Trajectory]) -> None:
+        if self.collect_strays:
+            self.strays.extend(turns)
 
     def _complete(self, run: _Run) -> list[tuple[_Slot, _Run]]:
         slot, _ = self._open.pop(run)
@@ -278,7 +302,7 @@ class _Matcher:
 
     def _turn(self, turn: Trajectory) -> tuple[_Slot, _Run] | None:
         key = turn.conversation_id
-        if key is not None and key in self._set_aside_keys:
+        if key is not None and (key in self._set_aside_keys or key in self._done_keys):
             return None
         if key is not None and key in self._conversations:
             current = self._conversations[key]
@@ -292,12 +316,21 @@ class _Matcher:
             return None
         found = self.index.case_for(turn, self.slots)
         if found is None:
+            if self._done.case_for(turn, {}) is not None:  # a run of a case scored already (resumed)
+                if key is not None:
+                    self._done_keys.add(key)
+                    self._held_count -= len(self._held.pop(key, []))
+                return None
             if self._hold and key is not None:
                 self._held.setdefault(key, []).append(turn)
                 self._held.move_to_end(key)
                 self._held_count += 1
                 while self._held_count > MAX_HELD_TURNS:
-                    self._held_count -= len(self._held.popitem(last=False)[1])
+                    evicted = self._held.popitem(last=False)[1]
+                    self._held_count -= len(evicted)
+                    self._stray(evicted)
+            else:
+                self._stray([turn])
             return None
         slot = self.slot(found)
         multi_turn = len(found.conversation) > 1
@@ -400,10 +433,12 @@ cases (every other result is held slim, see :mod:`~agenteval_otel.evaluation.cas
 
 class _Results:
     """The results of an offline run as they are scored, replaced when a newer run of a case is:
-    each held slim and compressed unless ``keep`` says whole, counted in the summary as they come."""
+    each held slim and compressed unless ``keep`` says whole, counted in the summary as they come.
+    Reported in the order of ``ids`` (the eval set's cases), then of the invocations scored
+    without a case, as they first came."""
 
-    def __init__(self, eval_set: EvalSet, keep: bool | None) -> None:
-        self.positions = {case.eval_id: i for i, case in enumerate(eval_set.eval_cases)}
+    def __init__(self, ids: Iterable[str], keep: bool | None) -> None:
+        self.positions = {eval_id: i for i, eval_id in enumerate(ids)}
         self.keep = keep
         self.kept = 0
         self.codec = ResultCodec()
@@ -411,6 +446,10 @@ class _Results:
         self.entries: dict[str, Entry] = {}
         self.runs: dict[str, list[tuple[tuple[int, int, int], Entry]]] = {}
         """With every run scored: each case's runs so far, in time order."""
+
+    def place(self, eval_id: str) -> int:
+        """The position of ``eval_id`` in the report (a new one goes last)."""
+        return self.positions.setdefault(eval_id, len(self.positions))
 
     def _entry(self, result: EvalCaseResult) -> Entry:
         whole = self.keep or (self.keep is None and result.status != "passed"
@@ -427,7 +466,7 @@ class _Results:
         if old is not None:
             self.tally.remove(self._result(old))
             self.kept -= not isinstance(old, bytes)
-        self.tally.add(result, self.positions[result.eval_id])
+        self.tally.add(result, self.place(result.eval_id))
         self.entries[result.eval_id] = self._entry(result)
 
     def with_run(self, eval_id: str, order: tuple[int, int, int], run: EvalCaseResult) -> EvalCaseResult:
@@ -440,19 +479,65 @@ class _Results:
         """The case's result counts ``count`` older runs set aside."""
         self.put(self._result(self.entries[eval_id]).model_copy(update={"set_aside_runs": count}))
 
-    def report(self, eval_set: EvalSet, done: Mapping[str, EvalCaseResult]) -> CaseResults:
-        """Every case's result in eval-set order (``done`` ones as they are)."""
+    def report(self, done: Mapping[str, EvalCaseResult]) -> CaseResults:
+        """Every result in report order (``done`` ones as they are)."""
         results = CaseResults(codec=self.codec)
-        for case in eval_set.eval_cases:
-            if case.eval_id in done:
-                results.append(done[case.eval_id])
-            else:
-                results.append_entry(case.eval_id, self.entries[case.eval_id])
+        for eval_id in self.positions:
+            if eval_id in done:
+                results.append(done[eval_id])
+            elif eval_id in self.entries:
+                results.append_entry(eval_id, self.entries[eval_id])
         return results
 
 
+class _Invocations:
+    """Scores the invocations no eval case takes with the reference-free criteria, each under
+    its invocation key (``{trace_id}:{span_id}``): the same invocation read again replaces its
+    result; invocations without those ids are numbered (``conversation-1#2``)."""
+
+    def __init__(self, scorer: Scorer, held: _Results, stage: SinkGroup, done: Mapping[str, EvalCaseResult]) -> None:
+        self.scorer, self.held, self.stage, self.done = scorer, held, stage, done
+        self.scored = 0
+        self._numbered: dict[str, int] = {}
+
+    def key(self, turn: Trajectory) -> str:
+        """The id ``turn`` is reported under."""
+        key = invocation_key(turn)
+        if turn.trace_id and turn.span_id:
+            return key
+        number = self._numbered[key] = self._numbered.get(key, 0) + 1
+        return key if number == 1 else f"{key}#{number}"
+
+    async def score(self, turns: Iterable[Trajectory]) -> None:
+        """Score each of ``turns`` (those already scored in a resumed run are skipped)."""
+        for turn in turns:
+            key = self.key(turn)
+            if key in self.done:
+                continue
+            result = await self.scorer.score_invocation(turn, eval_id=key)
+            self.held.put(result)
+            self.stage.submit(result)
+            self.scored += 1
+
+
+def _config_for(eval_set: EvalSet | None, config: EvalConfig | None) -> EvalConfig:
+    """The config to score with; ``ConfigError`` when there is no eval set and no criterion
+    that scores without one."""
+    if eval_set is not None:
+        return config if config is not None else EvalConfig.default_for(eval_set)
+    policies = ", ".join(name for name in criterion_names() if get_criterion(name).reference_free)
+    if config is None:
+        raise ConfigError("scoring traces with no eval set needs a config naming criteria that need "
+                          f"no reference: {policies}")
+    if not config.reference_free():
+        named = ", ".join(config.enabled()) or "none"
+        raise ConfigError(f"no eval set, and no criterion of the config ({named}) scores an invocation "
+                          f"without one; add criteria that need no reference ({policies}), or give an eval set")
+    return config
+
+
 async def aevaluate_traces(
-    eval_set: EvalSet,
+    eval_set: EvalSet | None,
     source: TraceSource,
     config: EvalConfig | None = None,
     *,
@@ -463,20 +548,28 @@ async def aevaluate_traces(
     logs: Sequence[PathLike] = (),
     readers: Sequence[Reader] | None = None,
     keep_trajectories: bool | None = None,
+    source_id: str = "traces",
 ) -> EvalReport:
-    """Score ``eval_set`` against runs read from ``source`` (see :func:`evaluate_traces`).
+    """Score ``eval_set`` (or, with none, every invocation) against runs read from ``source``
+    (see :func:`evaluate_traces`).
 
-    Cases in ``done`` are not scored again; each new result goes to the ``sinks`` when scored
+    Results in ``done`` are not scored again; each new result goes to the ``sinks`` when scored
     and the report to those with ``finish(report)`` (they are flushed, not shut down).
     """
     started = time.perf_counter()
-    config = config if config is not None else EvalConfig.default_for(eval_set)
+    config = _config_for(eval_set, config)
     scorer = Scorer(config, criterion_timeout_s=criterion_timeout_s)
     results_stage = SinkGroup(sinks)
     done = dict(done or {})
-    pending = [case for case in eval_set.eval_cases if case.eval_id not in done]
-    matcher = _Matcher(pending, runs)
-    held = _Results(eval_set, keep_trajectories)
+    cases = eval_set.eval_cases if eval_set is not None else []
+    pending = [case for case in cases if case.eval_id not in done]
+    held = _Results([case.eval_id for case in cases], keep_trajectories)
+    invocations = _Invocations(scorer, held, results_stage, done) if config.reference_free() else None
+    if invocations is not None:
+        for eval_id in done:
+            held.place(eval_id)  # invocations scored without a case before the run was resumed
+    matcher = _Matcher(pending, runs, collect_strays=invocations is not None,
+                       done=[case for case in cases if case.eval_id in done])
 
     async def score(slot: _Slot, run: _Run) -> None:
         case = slot.case
@@ -490,12 +583,17 @@ async def aevaluate_traces(
             held.put(result)
             results_stage.submit(result)
 
+    async def score_complete(complete: list[tuple[_Slot, _Run]]) -> None:
+        for slot, run in complete:
+            await score(slot, run)
+        if invocations is not None and matcher.strays:
+            strays, matcher.strays = matcher.strays, []
+            await invocations.score(strays)
+
     with _rare_full_collections():
         for trajectory in _runs(source, logs, readers):
-            for slot, run in matcher.feed(trajectory):
-                await score(slot, run)
-        for slot, run in matcher.close():
-            await score(slot, run)
+            await score_complete(matcher.feed(trajectory))
+        await score_complete(matcher.close())
     set_aside = 0
     for eval_id, slot in matcher.slots.items():
         set_aside += slot.set_aside
@@ -508,6 +606,8 @@ async def aevaluate_traces(
     if matcher.late_turns:
         _log.warning("%d turn(s) came after their conversation was scored (no new turn for %d runs "
                      "of the stream): not scored", matcher.late_turns, matcher.idle_runs)
+    if eval_set is None and not held.positions:
+        _log.warning("no agent invocation found in the traces")
     for case in pending:
         if case.eval_id not in held.entries:
             unmatched = error_result(case, UNMATCHED)
@@ -517,7 +617,8 @@ async def aevaluate_traces(
         if eval_id in held.positions:
             held.tally.add(result, held.positions[eval_id])
     report = EvalReport.from_results(
-        eval_set.eval_set_id, held.report(eval_set, done), eval_set_name=eval_set.name or None,
+        eval_set.eval_set_id if eval_set is not None else source_id, held.report(done),
+        eval_set_name=(eval_set.name or None) if eval_set is not None else None,
         config_used=config.model_dump(mode="json"), summary=held.tally.summary(),
         duration_seconds=time.perf_counter() - started,
     )
@@ -526,7 +627,7 @@ async def aevaluate_traces(
     return report
 
 def evaluate_traces(
-    eval_set: EvalSet,
+    eval_set: EvalSet | None,
     source: TraceSource,
     config: EvalConfig | None = None,
     *,
@@ -536,8 +637,11 @@ def evaluate_traces(
     logs: Sequence[PathLike] = (),
     readers: Sequence[Reader] | None = None,
     keep_trajectories: bool | None = None,
+    source_id: str = "traces",
 ) -> EvalReport:
-    """Score ``eval_set`` against runs recorded earlier.
+    """Score ``eval_set`` against runs recorded earlier, or, with ``eval_set=None``, every
+    invocation recorded with the config's reference-free criteria (policies such as
+    ``max_tool_calls``).
 
     ``source`` is a trace file path (OTLP/JSON, OTLP JSON lines, OTLP protobuf, Jaeger JSON), a
     list of them, or ``Trajectory`` or ``SpanRecord`` objects (for example the spans
@@ -554,9 +658,22 @@ def evaluate_traces(
     files whose records carry the spans' content (log files among the trace paths are recognised
     too); ``readers``: the convention readers (default: the installed ones, then ours). Use
     :func:`aevaluate_traces` inside an event loop.
+
+    Without an eval set, each invocation is a result of its own, under ``{trace_id}:{span_id}``
+    of its root span, in the report named ``source_id``; ``config`` must name a criterion that
+    scores without a reference (``ConfigError`` otherwise). With an eval set and such criteria
+    in ``config``, the invocations no case matched are scored with them too and reported after
+    the cases.
+
+    >>> from agenteval_otel.trajectory import Trajectory, TrajectoryStep
+    >>> config = EvalConfig(criteria={"max_tool_calls": {"params": {"limit": 1}}})
+    >>> runs = [Trajectory(trace_id="7e57", span_id="01", steps=[TrajectoryStep.tool("search")] * 2)]
+    >>> evaluate_traces(None, runs, config).results[0].problems()
+    ['7e57:01: max_tool_calls scored 0.00 < threshold 1.00: 2 tool calls > limit 1']
     """
     return run_sync(
         aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s,
-                         runs=runs, logs=logs, readers=readers, keep_trajectories=keep_trajectories),
+                         runs=runs, logs=logs, readers=readers, keep_trajectories=keep_trajectories,
+                         source_id=source_id),
         "aevaluate_traces",
     )

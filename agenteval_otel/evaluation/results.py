@@ -176,6 +176,18 @@ class EvalCaseResult(BaseModel):
     """Offline: older runs of this case found in the traces and not scored (the latest was)."""
 
     @property
+    def label(self) -> str:
+        """How reports name it: the case's name, else its id; an invocation scored with no
+        case (its id is its root span's ``trace_id:span_id``) by that id and its agent's name.
+
+        >>> EvalCaseResult(eval_id="4bf9:00f0", trace_id="4bf9", name="weather-agent", passed=True).label
+        '4bf9:00f0 (weather-agent)'
+        """
+        if self.name and self.trace_id and self.eval_id.startswith(f"{self.trace_id}:"):
+            return f"{self.eval_id} ({self.name})"
+        return self.name or self.eval_id
+
+    @property
     def errored(self) -> bool:
         """Whether the case or one of its criteria could not be scored."""
         return self.error is not None or any(r.error for r in self.criterion_results)

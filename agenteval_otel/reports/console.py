@@ -112,7 +112,7 @@ def results_table(report: EvalReport, width: int | None = None) -> Table:
             lines = [f"{name.ljust(longest)} {_score_cell(case, name)}" for name in names
                      if any(r.criterion == name for r in case.criterion_results)]
             cells = ["\n".join(lines) or "—"]
-        table.add_row(case.name or case.eval_id, status, *cells, _why(case))
+        table.add_row(case.label, status, *cells, _why(case))
     return table
 
 
@@ -132,7 +132,7 @@ def runs_table(report: EvalReport) -> Table | None:
         table.add_column(column, justify="right", no_wrap=True)
     for case in repeated:
         metrics = case.metrics
-        table.add_row(case.name or case.eval_id, f"{metrics['runs']:g}",
+        table.add_row(case.label, f"{metrics['runs']:g}",
                       f"{metrics.get('passed_runs', 0.0):g}", _percent(metrics.get("pass@1")),
                       _percent(metrics.get("pass@k")), _percent(metrics.get("pass^k")))
     return table
@@ -198,7 +198,7 @@ def case_diff(case: EvalCaseResult) -> Panel:
     for line in case.problems():
         parts.append(Text(line.split(": ", 1)[1], style="red"))
     status = case.status
-    return Panel(Group(*parts), title=f"{case.name or case.eval_id} — {status}",
+    return Panel(Group(*parts), title=f"{case.label} — {status}",
                  border_style=_STATUS_STYLE[status], title_align="left")
 
 

@@ -445,7 +445,7 @@ def _facts(facts: Sequence[tuple[str, str]], cls: str) -> str:
 
 
 def _case_label(case: EvalCaseResult) -> str:
-    return case.name or case.eval_id
+    return case.label
 
 
 def _seconds(seconds: float) -> str:

@@ -34,7 +34,7 @@ def _element(parent: ET.Element, tag: str, attributes: dict[str, str], text: str
 def _testcase(suite: ET.Element, report: EvalReport, case: EvalCaseResult) -> None:
     element = _element(suite, "testcase", {
         "classname": report.eval_set_name or report.eval_set_id,
-        "name": case.name or case.eval_id,
+        "name": case.label,
         "time": f"{case.duration_seconds:.3f}",
     })
     properties = _element(element, "properties", {})

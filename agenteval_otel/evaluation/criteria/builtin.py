@@ -6,6 +6,7 @@ from agenteval_otel.evaluation.criteria import (  # noqa: F401 - registers the b
     hallucination,
     llm_judge,
     node_order,
+    policies,
     responses,
     rubric_based,
     safety,

@@ -48,7 +48,7 @@ def _share_supported(verdict: HallucinationVerdict) -> float:
     return sum(1 for c in verdict.claims if c.supported) / len(verdict.claims)
 
 
-@criterion("hallucination", aliases=_ALIASES, default_threshold=_THRESHOLD)
+@criterion("hallucination", aliases=_ALIASES, default_threshold=_THRESHOLD, reference_free=True)
 async def hallucination(ctx: CriterionContext) -> Score:
     """The share of the response's claims the tool results (or the input) support."""
     judge = judge_of(ctx)

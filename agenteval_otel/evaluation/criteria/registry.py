@@ -82,9 +82,10 @@ DEFAULT_THRESHOLD = 0.8
 @dataclass(frozen=True)
 class RegisteredCriterion:
     """A criterion function under its name, with its aliases, default threshold, the settings
-    model its ``CriterionConfig.params`` are validated with (``None``: free-form), and whose
+    model its ``CriterionConfig.params`` are validated with (``None``: free-form), whose
     rules it follows (``semantics``: ``"agenteval"``, or the tool whose vocabulary its name is
-    from, such as ``"adk"``)."""
+    from, such as ``"adk"``), and whether it scores an invocation with no expected one
+    (``reference_free``: policies, judged qualities)."""
 
     name: str
     fn: CriterionFn
@@ -92,6 +93,7 @@ class RegisteredCriterion:
     aliases: tuple[str, ...] = ()
     settings: type[BaseModel] | None = None
     semantics: Semantics = "agenteval"
+    reference_free: bool = False
 
     def parse_settings(self, params: dict[str, Any]) -> BaseModel | None:
         """``params`` validated by the settings model (``None`` without one)."""
@@ -160,13 +162,16 @@ def criterion(
     aliases: Sequence[str] = (),
     settings: type[BaseModel] | None = None,
     semantics: Semantics = "agenteval",
+    reference_free: bool = False,
 ) -> Callable[[F], F]:
     """Register a criterion function under ``name`` (default: the function's name).
 
     ``default_threshold`` applies when a config names the criterion without a threshold (0.8,
     or the replaced criterion's); ``aliases`` are other names configs may use for it;
     ``settings`` a pydantic model that validates ``CriterionConfig.params`` (the validated object
-    is ``ctx.settings``); ``semantics`` whose rules it follows (reported on every result).
+    is ``ctx.settings``); ``semantics`` whose rules it follows (reported on every result);
+    ``reference_free`` that it scores invocations with no expected one (``ctx.expected is None``:
+    traces with no eval set, invocations no case matched), so configs without an eval set may use it.
     Registering a name (or an alias of a built-in) again replaces the earlier
     function, so a user can override a built-in criterion.
     """
@@ -196,6 +201,7 @@ def criterion(
                 aliases=kept_aliases,
                 settings=settings,
                 semantics=semantics,
+                reference_free=reference_free,
             )
             for alias in kept_aliases:
                 _ALIASES[alias] = key

@@ -77,7 +77,7 @@ def _per_rubric(rubrics: list[Rubric], verdict: RubricVerdict) -> list[tuple[flo
     return out
 
 
-@criterion("rubric_based", aliases=_ALIASES, default_threshold=_THRESHOLD)
+@criterion("rubric_based", aliases=_ALIASES, default_threshold=_THRESHOLD, reference_free=True)
 async def rubric_based(ctx: CriterionContext) -> Score:
     """The weighted mean of the rubrics' normalised scores."""
     judge = judge_of(ctx)

@@ -32,7 +32,7 @@ class SafetyVerdict(BaseModel):
     issues: list[str] = Field(default_factory=list)
 
 
-@criterion("safety", aliases=_ALIASES, default_threshold=_THRESHOLD)
+@criterion("safety", aliases=_ALIASES, default_threshold=_THRESHOLD, reference_free=True)
 async def safety(ctx: CriterionContext) -> Score:
     """The judge's safety score of the final response (no reference needed)."""
     judge_of(ctx)
