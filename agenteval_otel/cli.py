@@ -321,6 +321,56 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return _finish(report, args, files)
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """Receive OTLP, score every invocation as its trace completes, export the verdicts; until
+    interrupted (SIGINT or SIGTERM), then stop within ``--shutdown-timeout``."""
+    import signal
+    import threading
+
+    from agenteval_otel.evaluation.config import EvalConfig
+    from agenteval_otel.evaluation.criteria.registry import load_criteria_module
+    from agenteval_otel.evaluation.models import EvalSet
+    from agenteval_otel.evaluation.worker import EvaluationWorker
+
+    for module in args.criteria_module or ():
+        load_criteria_module(module)
+    eval_set = EvalSet.load(args.evalset) if args.evalset else None
+    config = EvalConfig.load(args.config) if args.config else EvalConfig.default_for(eval_set) \
+        if eval_set is not None else None
+    if config is None:
+        raise ConfigError("give the criteria to score with: --config FILE (e.g. policies, see "
+                          "examples/production_policies.json)")
+    if eval_set is None and not config.reference_free():
+        raise ConfigError(f"{args.config}: no criterion here scores without a reference, and no --evalset "
+                          "was given; add reference-free criteria (policies, judge criteria) or an eval set")
+    token = args.token or os.environ.get("AGENTEVAL_SERVE_TOKEN") or None
+    target = args.export_results or _otlp_endpoint()
+    if target is None:
+        raise ConfigError("say where the verdicts go: --export-results TARGET (an OTLP URL such as "
+                          "http://localhost:4318, or a file), or set OTEL_EXPORTER_OTLP_ENDPOINT")
+    try:
+        worker = EvaluationWorker(
+            config, eval_set=eval_set, export_target=target, host=args.host,
+            http_port=args.port, grpc_port=args.grpc_port, token=token,
+            evaluator_options={"sample_rate": args.sample_rate},
+        ).start()
+    except ImportError as exc:  # the serve extra is missing
+        raise ConfigError(str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {args.host}: {exc.strerror or exc}") from None
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    grpc = f", OTLP/gRPC on {args.host}:{worker.receiver.grpc_port}" if args.grpc_port is not None else ""
+    print(f"agenteval serve: OTLP/HTTP on http://{args.host}:{worker.receiver.http_port}{grpc}; "
+          f"verdicts to {_without_credentials(target)}",
+          flush=True)
+    stop.wait()
+    done = worker.stop(timeout=args.shutdown_timeout)
+    print(f"agenteval serve: stopped; {worker.evaluator.counters}", flush=True)
+    return EXIT_OK if done else EXIT_FAILED
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agenteval",
@@ -386,6 +436,27 @@ def _build_parser() -> argparse.ArgumentParser:
                               "only the first failed or errored cases'; report files get them all)")
     _common_options(offline)
     offline.set_defaults(handler=_cmd_eval)
+
+    serve = sub.add_parser("serve", help="an evaluation worker: receive OTLP, score invocations, export verdicts")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=4319, help="OTLP/HTTP port (4319; 0 picks a free one)")
+    serve.add_argument("--grpc-port", type=int, default=None, metavar="PORT",
+                       help="also receive OTLP/gRPC on this port (e.g. 4320)")
+    serve.add_argument("--config", metavar="FILE", help="the criteria: policies and other reference-free "
+                                                        "criteria, and reference-based ones for --evalset cases")
+    serve.add_argument("--evalset", metavar="FILE", help="cases whose invocations (matched by conversation "
+                                                         "id or input) reference-based criteria score")
+    serve.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
+                       help="import a module or .py file whose @criterion functions the config names")
+    serve.add_argument("--export-results", metavar="TARGET",
+                       help="where verdicts go: an OTLP URL (http://, https://, grpc://) or a file "
+                            "(default: the OTLP endpoint of the OTEL_EXPORTER_OTLP_* variables)")
+    serve.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (or AGENTEVAL_SERVE_TOKEN)")
+    serve.add_argument("--sample-rate", type=float, default=1.0, metavar="R",
+                       help="the share of traces scored, decided by trace id (1.0)")
+    serve.add_argument("--shutdown-timeout", type=float, default=10.0, metavar="S",
+                       help="seconds to finish scoring and exporting when stopped (10)")
+    serve.set_defaults(handler=_cmd_serve)
     return parser
 
 

@@ -6,7 +6,7 @@ trajectory is sampled and put on a bounded queue; a worker thread with an event 
 scores it with a :class:`~agenteval_otel.evaluation.scoring.Scorer` (the reference-free criteria
 always; reference-based ones when a registered case matches the invocation by eval id,
 conversation id or user input) and hands the result to its sinks (by default the export of
-verdicts into the judged trace). An OTLP receiver hands it spans through :meth:`feed`; stored or
+verdicts into the judged trace). An OTLP receiver hands it spans through :meth:`feed` (and log records through :meth:`feed_logs`); stored or
 hand-made trajectories go through :meth:`submit`.
 
 Every invocation is accounted for in :attr:`OnlineEvaluator.counters`: evaluated, errored (a
@@ -51,6 +51,7 @@ from agenteval_otel.evaluation.scoring import Scorer, invocation_key
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
 from agenteval_otel.trajectory.conventions import Reader
+from agenteval_otel.trajectory.logs import LogRecord
 from agenteval_otel.trajectory.spans import SpanRecord
 
 __all__ = ["OnlineCounters", "OnlineEvaluator", "trace_sampled"]
@@ -276,6 +277,12 @@ class OnlineEvaluator(SpanProcessor):
             with self._lock:
                 self._refused_batches += 1
         return taken
+
+    def feed_logs(self, logs: Iterable[LogRecord]) -> bool:
+        """Take log records decoded by a receiver (the GenAI events carrying content): each joins
+        its span when the span's trace is assembled (see ``TrajectoryProcessor.feed_logs``).
+        Thread-safe, never blocks, never raises; ``False`` after shutdown."""
+        return self._assembly.feed_logs(logs)
 
     def submit(self, trajectory: Trajectory) -> bool:
         """Score an invocation assembled elsewhere. ``False`` when it was dropped (queue full,

@@ -117,7 +117,8 @@ class OtlpReceiver:
     endpoints answer 404 / UNIMPLEMENTED) on a worker thread; returning ``False`` refuses the
     batch (the sender is told to retry after ``retry_after`` seconds), raising answers 500.
     ``token`` requires ``Authorization: Bearer <token>``. ``request_timeout`` bounds the time to
-    receive a body; ``max_in_flight`` the requests read and handled at once.
+    receive a body; ``max_in_flight`` the requests read and handled at once. ``health`` adds its
+    document (e.g. the consumer's counters) to ``GET /health`` under ``"consumer"``.
     """
 
     def __init__(
@@ -134,6 +135,7 @@ class OtlpReceiver:
         request_timeout: float = 10.0,
         retry_after: int = 1,
         workers: int = 4,
+        health: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         if http_port is None and grpc_port is None:
             raise ValueError("OtlpReceiver needs an http_port, a grpc_port or both")
@@ -147,6 +149,7 @@ class OtlpReceiver:
             _uvicorn()  # fail now, not at start(), when the serve extra is missing
         self._on_spans = on_spans
         self._on_logs = on_logs
+        self._health_of_consumer = health
         self._host = host
         self._requested_ports = (http_port, grpc_port)
         self._token = token.encode() if token else None
@@ -400,7 +403,12 @@ class OtlpReceiver:
             raise _Refused(405, f"/health takes GET, not {method}", "refused_bad_request")
         with self._lock:
             state, in_flight = self._state, self._in_flight
-        document = {"status": state, "in_flight": in_flight, "counters": self.counters.as_dict()}
+        document: dict[str, Any] = {"status": state, "in_flight": in_flight, "counters": self.counters.as_dict()}
+        if self._health_of_consumer is not None:
+            try:
+                document["consumer"] = self._health_of_consumer()
+            except Exception:  # noqa: BLE001 - health must answer whatever the consumer does
+                logger.warning("OtlpReceiver: the health callback raised", exc_info=True)
         await _respond(send, 200 if state == "serving" else 503, orjson.dumps(document), b"application/json")
 
     async def _respond_status(self, send: _Send, refused: _Refused, encoding: Encoding) -> None:

@@ -20,6 +20,9 @@ counters, ``force_flush`` and ``shutdown`` first take in the spans already ended
 
 ``feed(records)`` takes ``SpanRecord``s that ended elsewhere (an OTLP receiver's batches) into the
 same intake, buffer and delivery; it refuses a batch, without blocking, when the intake is full.
+``feed_logs(logs)`` takes the log records that carry such spans' content (the GenAI events): each
+is joined to its span when its trace is assembled; a record whose trace was assembled before it
+came is dropped and counted (``late_logs``), and at most ``max_pending_logs`` wait.
 
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> provider = TracerProvider()
@@ -31,7 +34,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
@@ -42,6 +45,7 @@ from agenteval_otel.semconv import EVALUATION_MARKER
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.buffer import BufferedTrace, TraceBuffer
 from agenteval_otel.trajectory.conventions import Reader
+from agenteval_otel.trajectory.logs import LogRecord, attach_logs
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -72,7 +76,8 @@ class TrajectoryProcessor(SpanProcessor):
     """Turns each finished trace into trajectories and passes them to ``callbacks``.
 
     ``group`` is ``"invocation"`` (one trajectory per agent invocation) or ``"trace"``.
-    ``max_pending_spans`` bounds the spans ended but not yet taken in by the intake thread;
+    ``max_pending_spans`` bounds the spans ended but not yet taken in by the intake thread,
+    ``max_pending_logs`` the fed log records waiting for their trace;
     ``max_open_traces``, ``max_spans_per_trace`` and ``max_queued_traces`` bound memory;
     ``trace_ttl_s`` drops a trace whose local root has not ended after that many seconds, and
     when more than ``max_open_traces`` are open the longest-quiet one is dropped.
@@ -90,6 +95,7 @@ class TrajectoryProcessor(SpanProcessor):
         max_spans_per_trace: int = 10_000,
         max_queued_traces: int = 512,
         max_pending_spans: int = 65_536,
+        max_pending_logs: int = 65_536,
         trace_ttl_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         skip_empty: bool = True,
@@ -128,6 +134,13 @@ class TrajectoryProcessor(SpanProcessor):
         self._closed = False
         self._warned: set[str] = set()
         self._dropped_spans = 0
+        self._logs: dict[str, list[LogRecord]] = {}  # by hex trace id, under ``_logs_lock``
+        self._logs_lock = threading.Lock()
+        self._pending_logs = 0
+        self._max_pending_logs = max_pending_logs
+        self._delivered_traces: OrderedDict[str, None] = OrderedDict()  # recent fed traces: late logs
+        self.late_logs = 0
+        self.dropped_logs = 0
         self._dropped_traces = 0
         self.callback_errors = 0
         self.delivered = 0
@@ -210,6 +223,50 @@ class TrajectoryProcessor(SpanProcessor):
         except Exception:  # noqa: BLE001 - never raise into the caller
             self._warn_once("feed", "TrajectoryProcessor.feed failed; the batch is dropped", exc_info=True)
             return False
+
+    def feed_logs(self, logs: Iterable[LogRecord]) -> bool:
+        """Take log records decoded by a receiver: each is joined to its span (as a span event,
+        see :func:`~agenteval_otel.trajectory.logs.attach_logs`) when its fed trace is assembled.
+
+        Thread-safe and never blocks. Records of a trace already assembled are dropped and counted
+        in ``late_logs``; records with no span are ignored; past ``max_pending_logs`` waiting, the
+        records of the longest-waiting traces are dropped and counted in ``dropped_logs``.
+        ``False`` after shutdown. Never raises."""
+        try:
+            batch = [log for log in logs if isinstance(log, LogRecord) and log.trace_id and log.span_id]
+            with self._logs_lock:
+                if self._closed:
+                    self.dropped_logs += len(batch)
+                    return False
+                for log in batch:
+                    trace_id = str(log.trace_id)
+                    if trace_id in self._delivered_traces:
+                        self.late_logs += 1
+                        continue
+                    self._logs.setdefault(trace_id, []).append(log)
+                    self._pending_logs += 1
+                while self._pending_logs > self._max_pending_logs:
+                    dropped = self._logs.pop(next(iter(self._logs)))
+                    self._pending_logs -= len(dropped)
+                    self.dropped_logs += len(dropped)
+                    self._warn_once("logs", f"more than {self._max_pending_logs} log records wait for their "
+                                            "traces; the oldest are dropped" + _COUNTED)
+            return True
+        except Exception:  # noqa: BLE001 - never raise into the caller
+            self._warn_once("feed_logs", "TrajectoryProcessor.feed_logs failed; the batch is dropped", exc_info=True)
+            return False
+
+    def _join_logs(self, records: list[SpanRecord]) -> list[SpanRecord]:
+        """``records`` (one fed trace) with the fed log records of their trace joined to their
+        spans; the trace is remembered as assembled, so that later records of it count as late."""
+        trace_id = records[0].trace_id
+        with self._logs_lock:
+            found = self._logs.pop(trace_id, [])
+            self._pending_logs -= len(found)
+            self._delivered_traces[trace_id] = None
+            while len(self._delivered_traces) > self._max_pending_logs:
+                self._delivered_traces.popitem(last=False)
+        return list(attach_logs(records, found)) if found else records
 
     def _refuse(self, span: ReadableSpan) -> None:
         """The slow path of ``on_end``: a span after shutdown, a full intake, or no span at all.
@@ -347,7 +404,11 @@ class TrajectoryProcessor(SpanProcessor):
 
     def _deliver(self, spans: Sequence[ReadableSpan | SpanRecord]) -> None:
         try:
-            records = [span if isinstance(span, SpanRecord) else SpanRecord.from_readable_span(span) for span in spans]
+            if spans and isinstance(spans[0], SpanRecord):  # fed by a receiver
+                records = self._join_logs([span for span in spans if isinstance(span, SpanRecord)])
+            else:
+                records = [span if isinstance(span, SpanRecord) else SpanRecord.from_readable_span(span)
+                           for span in spans]
             trajectories = trajectories_from_trace(records, split=self._split, readers=self._readers)
         except Exception:  # noqa: BLE001 - one bad trace must not stop the worker
             logger.exception("TrajectoryProcessor: could not assemble a trace of %d spans", len(spans))
