@@ -28,13 +28,15 @@ __all__ = ["ModelRequest", "ScriptedServer", "Turn", "serve", "weather_model"]
 @dataclass
 class Turn:
     """What the model answers: text and/or tool calls ``(call id, name, arguments)``; or an HTTP
-    error ``status``; ``stream_error`` ends a stream with an error event after its first chunk."""
+    error ``status``; ``stream_error`` ends a stream with an error event after its first chunk,
+    ``stream_drop`` cuts the connection there."""
 
     text: str | None = None
     tool_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     finish_reason: str | None = None
     status: int = 200
     stream_error: bool = False
+    stream_drop: bool = False
 
 
 @dataclass
@@ -205,13 +207,16 @@ def _handler(state: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, events: Iterator[bytes]) -> None:
+        def _stream(self, events: Iterator[bytes], drop: bool) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for event in events:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                if drop:  # the body stops short: the client sees the connection cut
+                    self.close_connection = True
+                    return
             self.wfile.write(b"0\r\n\r\n")
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server protocol
@@ -232,9 +237,11 @@ def _handler(state: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._send(200, reply)
                 elif api == "chat":
                     with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._stream(_sse_chat(_chat_chunks(turn, model, prompt_tokens, with_usage), turn.stream_error))
+                    self._stream(_sse_chat(_chat_chunks(turn, model, prompt_tokens, with_usage), turn.stream_error),
+                                 turn.stream_drop)
                 else:
-                    self._stream(_sse_responses(_response_events(turn, model, prompt_tokens), turn.stream_error))
+                    self._stream(_sse_responses(_response_events(turn, model, prompt_tokens), turn.stream_error),
+                                 turn.stream_drop)
             except OSError:  # the client went away (an abandoned stream)
                 self.close_connection = True
 
@@ -260,12 +267,19 @@ def _sse_responses(events: Iterator[tuple[str, dict[str, Any]]], error: bool) ->
         yield f"event: {kind}\ndata: ".encode() + json.dumps(payload).encode() + b"\n\n"
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (a stream left early) is no error of the server's."""
+
+
 @contextmanager
 def serve(script: Script = weather_model) -> Iterator[ScriptedServer]:
     """Serve ``script`` on a free port of 127.0.0.1 until the block ends; ``server.base_url`` is
     the client's base URL (``http://127.0.0.1:<port>/v1``)."""
     state = ScriptedServer(script)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server = _QuietServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

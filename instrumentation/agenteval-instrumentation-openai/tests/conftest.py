@@ -13,11 +13,12 @@ from typing import Any
 import openai
 import pytest
 from agenteval_instrumentation_openai import OpenAIInstrumentor
-from agenteval_otel.tracing import ContentPolicy, active_policy, set_active_policy
-from agenteval_otel.trajectory import SpanRecord, Trajectory, build_trajectories
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agenteval_otel.tracing import ContentPolicy, active_policy, set_active_policy
+from agenteval_otel.trajectory import SpanRecord, Trajectory, build_trajectories
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO_ROOT / "examples"

@@ -10,8 +10,9 @@ from typing import Any
 
 import openai
 import pytest
-from agenteval_otel import semconv as attr
 from opentelemetry.trace import StatusCode
+
+from agenteval_otel import semconv as attr
 
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 

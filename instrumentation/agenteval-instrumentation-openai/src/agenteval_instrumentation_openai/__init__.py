@@ -34,12 +34,12 @@ import logging
 from collections.abc import Collection
 from typing import Any
 
-from agenteval_otel.tracing import ContentPolicy
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 from opentelemetry.instrumentation.utils import unwrap
 
 from agenteval_instrumentation_openai.package import _instruments
 from agenteval_instrumentation_openai.version import __version__
+from agenteval_otel.tracing import ContentPolicy
 
 __all__ = ["OpenAIInstrumentor", "__version__"]
 
@@ -54,8 +54,9 @@ class OpenAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
-        from agenteval_instrumentation_openai import patch
         from wrapt import wrap_function_wrapper
+
+        from agenteval_instrumentation_openai import patch
 
         capture = kwargs.get("capture_content")
         if capture is None:

@@ -17,13 +17,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import openai
-from agenteval_otel import semconv as attr
-from agenteval_otel.tracing import StepRun, active_policy, start_step
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import TracerProvider
 
 from agenteval_instrumentation_openai import request as requests
-from agenteval_instrumentation_openai.reply import ChatChunks, Reply, ResponseEvents, chat_reply, response_reply
+from agenteval_instrumentation_openai.reply import (
+    ChatChunks,
+    Reply,
+    ResponseEvents,
+    chat_reply,
+    response_reply,
+)
+from agenteval_otel import semconv as attr
+from agenteval_otel.tracing import StepRun, active_policy, start_step
 
 __all__ = ["TARGETS", "ModelCall", "Settings", "report"]
 
@@ -91,7 +97,7 @@ class ModelCall:
         call = cls(api, run, False)
         if run.recording:
             try:
-                call.capture = settings.capture_content and active_policy().capture
+                call.capture = settings.capture_content and active_policy().capture is True
                 run.span.set_attributes(api.request_attributes(instance, kwargs))
                 if call.capture:
                     run.set_input(api.messages(kwargs))

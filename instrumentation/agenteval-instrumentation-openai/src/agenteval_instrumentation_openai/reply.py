@@ -163,12 +163,13 @@ class ChatChunks:
 class ResponseEvents:
     """A Responses-API stream's reply: the final response of its last event, else what arrived."""
 
-    __slots__ = ("_final", "_partial", "_texts")
+    __slots__ = ("_error", "_final", "_partial", "_texts")
 
     def __init__(self) -> None:
         self._final: Any = None
         self._partial: Any = None
         self._texts: list[str] = []
+        self._error = False
 
     def add(self, event: Any) -> None:
         kind = field_of(event, "type")
@@ -180,11 +181,13 @@ class ResponseEvents:
             self._final = field_of(event, "response")
         elif kind in ("response.created", "response.in_progress"):
             self._partial = field_of(event, "response")
+        elif kind == "error":
+            self._error = True
 
     def result(self) -> Reply:
         if self._final is not None:
             return response_reply(self._final)
         reply = response_reply(self._partial) if self._partial is not None else Reply()
-        reply.finish_reasons = []
+        reply.finish_reasons = ["error"] if self._error else []
         reply.text = "".join(self._texts) if self._texts else None
         return reply

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agenteval_otel import semconv as attr
-
 from agenteval_instrumentation_openai.reply import field_of
+from agenteval_otel import semconv as attr
 
 __all__ = ["chat_attributes", "chat_messages", "response_attributes", "response_messages", "tool_definitions"]
 
