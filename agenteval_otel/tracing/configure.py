@@ -43,6 +43,7 @@ from opentelemetry.trace import TracerProvider
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
+from agenteval_otel.tracing.instrumentors import apply_instrumentors, find_instrumentors
 from agenteval_otel.tracing.providers import release_provider, route_to_provider
 
 __all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure"]
@@ -84,7 +85,8 @@ class TracingHandle:
     """What ``configure()`` set up. ``force_flush`` and ``shutdown`` each keep one deadline.
 
     ``provider`` is the tracer provider our steps use, ``exporters`` the exporters chosen,
-    ``traces_file`` the OTLP/JSON-lines file spans are written to (``None`` without one).
+    ``traces_file`` the OTLP/JSON-lines file spans are written to (``None`` without one),
+    ``instrumentors`` the instrumentors ``configure(instrument=...)`` applied.
     """
 
     def __init__(
@@ -93,11 +95,13 @@ class TracingHandle:
         content_policy: ContentPolicy,
         exporters: tuple[SpanExporter, ...],
         traces_file: Path | None,
+        instrumentors: tuple[object, ...] = (),
     ) -> None:
         self.provider = provider
         self.content_policy = content_policy
         self.exporters = exporters
         self.traces_file = traces_file
+        self.instrumentors = instrumentors
         self._lock = threading.Lock()
         self._shutdown_result: bool | None = None
         atexit.register(self._at_exit)
@@ -215,6 +219,7 @@ def configure(
     capture_content: bool | None = None,
     content_policy: ContentPolicy | None = None,
     set_global: bool = True,
+    instrument: Sequence[str] = (),
 ) -> TracingHandle:
     """Set up tracing for our decorators (and, with ``set_global``, for everything else).
 
@@ -227,6 +232,10 @@ def configure(
     the policy's ``capture``, which follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
     unless the policy was made with ``capture=True``/``False``: the environment's ``NO_CONTENT``
     holds for ``ContentPolicy(redact_patterns=...)`` and is overridden only explicitly.
+    ``instrument``: libraries to instrument, by their names in the ``opentelemetry_instrumentor``
+    entry points (``["openai", "langgraph"]``: install ``agenteval-instrumentation-<name>``), with
+    this provider and, when ``capture_content`` is given, that content setting; a name of ours
+    whose package is missing is logged and skipped, a name nobody registered is a ``ConfigError``.
     Arguments of the wrong type raise ``TypeError`` here, at set-up, never later.
 
     >>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)
@@ -243,6 +252,7 @@ def configure(
         raise TypeError(f"tracer_provider must be a TracerProvider, not {type(tracer_provider).__name__}")
     if content_policy is not None and not isinstance(content_policy, ContentPolicy):
         raise TypeError(f"content_policy must be a ContentPolicy, not {type(content_policy).__name__}")
+    instrumentors_found = find_instrumentors(instrument)
     policy = _policy(capture_content, content_policy)
     exporters, file_path = _exporters(exporter, traces_file, defaults=tracer_provider is None)
 
@@ -263,4 +273,7 @@ def configure(
             trace.set_tracer_provider(tracer_provider)
         else:
             _logger.info("a global tracer provider is already set; our steps use the configured one")
-    return TracingHandle(tracer_provider, policy, tuple(exporters), file_path)
+    instrumentors = apply_instrumentors(
+        instrumentors_found, tracer_provider=tracer_provider, capture_content=capture_content
+    )
+    return TracingHandle(tracer_provider, policy, tuple(exporters), file_path, instrumentors)
