@@ -233,8 +233,8 @@ def configure(
     unless the policy was made with ``capture=True``/``False``: the environment's ``NO_CONTENT``
     holds for ``ContentPolicy(redact_patterns=...)`` and is overridden only explicitly.
     ``instrument``: libraries to instrument, by their names in the ``opentelemetry_instrumentor``
-    entry points (``["openai", "langgraph"]``: install ``agenteval-instrumentation-<name>``), with
-    this provider and, when ``capture_content`` is given, that content setting; a name of ours
+    entry points (``["openai", "langgraph"]``: install ``agenteval-instrumentation-<name>``), given
+    ``capture_content`` when it is set (ours then trace where our steps go); a name of ours
     whose package is missing is logged and skipped, a name nobody registered is a ``ConfigError``.
     Arguments of the wrong type raise ``TypeError`` here, at set-up, never later.
 
@@ -273,7 +273,5 @@ def configure(
             trace.set_tracer_provider(tracer_provider)
         else:
             _logger.info("a global tracer provider is already set; our steps use the configured one")
-    instrumentors = apply_instrumentors(
-        instrumentors_found, tracer_provider=tracer_provider, capture_content=capture_content
-    )
+    instrumentors = apply_instrumentors(instrumentors_found, capture_content=capture_content)
     return TracingHandle(tracer_provider, policy, tuple(exporters), file_path, instrumentors)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Final
 
-from opentelemetry.trace import TracerProvider
 
 __all__ = ["ENTRY_POINT_GROUP", "KNOWN_INSTRUMENTORS", "Found", "apply_instrumentors", "check_names", "find_instrumentors"]
 
@@ -67,13 +66,13 @@ def find_instrumentors(names: object) -> Found:
     return found
 
 
-def apply_instrumentors(
-    found: Found, *, tracer_provider: TracerProvider, capture_content: bool | None
-) -> tuple[Any, ...]:
+def apply_instrumentors(found: Found, *, capture_content: bool | None) -> tuple[Any, ...]:
     """Load and apply each instrumentor found; the ones applied. A missing package, or one that
     fails to load or apply, is logged (one line) and skipped. ``capture_content`` is passed on
-    only when given, as ``instrument(capture_content=...)``."""
-    options: dict[str, Any] = {"tracer_provider": tracer_provider}
+    only when given, as ``instrument(capture_content=...)``. No ``tracer_provider`` is passed:
+    ours start their spans where our steps go (the configured provider, or the one a run routes
+    to), others on the global provider."""
+    options: dict[str, Any] = {}
     if capture_content is not None:
         options["capture_content"] = capture_content
     applied = []

@@ -35,10 +35,10 @@ RESPONSES_WEATHER_TOOL = {"type": "function", "name": "get_weather", **{
     k: v for k, v in WEATHER_TOOL["function"].items() if k != "name"}}
 
 
-def load_example(name: str) -> ModuleType:
-    """A module of ``examples/`` (loaded once, by file path)."""
+def load_example(name: str, *, fresh: bool = False) -> ModuleType:
+    """A module of ``examples/``, loaded by file path (once, unless ``fresh``)."""
     module_name = f"examples_{name}"
-    if module_name in sys.modules:
+    if module_name in sys.modules and not fresh:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
@@ -52,6 +52,12 @@ def load_example(name: str) -> ModuleType:
 def model_server() -> ModuleType:
     """The ``openai_server`` example module: ``serve(script)``, ``Turn``, ``weather_model``."""
     return load_example("openai_server")
+
+
+@pytest.fixture(name="load_example")
+def load_example_fixture() -> Callable[..., ModuleType]:
+    """``load_example(name, fresh=False)``: a module of ``examples/``."""
+    return load_example
 
 
 @pytest.fixture
