@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Final
 
-
 __all__ = ["ENTRY_POINT_GROUP", "KNOWN_INSTRUMENTORS", "Found", "apply_instrumentors", "check_names", "find_instrumentors"]
 
 _logger = logging.getLogger(__name__)
