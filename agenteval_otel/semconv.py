@@ -31,6 +31,12 @@ GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
 GEN_AI_REQUEST_SEED: Final = "gen_ai.request.seed"
+GEN_AI_REQUEST_TOP_P: Final = "gen_ai.request.top_p"
+GEN_AI_REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+GEN_AI_REQUEST_FREQUENCY_PENALTY: Final = "gen_ai.request.frequency_penalty"
+GEN_AI_REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
+GEN_AI_REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+GEN_AI_REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
 GEN_AI_OUTPUT_TYPE: Final = "gen_ai.output.type"
 GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
@@ -70,6 +76,11 @@ OP_CHAT: Final = "chat"
 OP_GENERATE_CONTENT: Final = "generate_content"
 OP_TEXT_COMPLETION: Final = "text_completion"
 OP_INVOKE_NODE: Final = "invoke_node"  # proposal: graph nodes have no standard operation yet
+
+# gen_ai.provider.name and gen_ai.output.type values
+PROVIDER_OPENAI: Final = "openai"
+OUTPUT_TYPE_TEXT: Final = "text"
+OUTPUT_TYPE_JSON: Final = "json"
 
 # --- evaluation results (GenAI semantic conventions) ----------------------------------------
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"

@@ -31,7 +31,8 @@ FENCE = re.compile(r"^```(?P<lang>\w*)\s*$")
 
 SKIPPED_COMMANDS = {
     "pip install -e .": "installs the package: the tests run from the checkout",
-    'pip install -e ".[test]"': "installs the test extra: the tests are already running",
+    'pip install -e ".[test,all]" -e instrumentation/agenteval-instrumentation-openai -e instrumentation/agenteval-instrumentation-langgraph':
+        "installs the test extra and the instrumentors: the tests are already running",
     "pytest": "runs this very suite",
 }
 NOT_RUN_BLOCKS = 3  # the two usage synopses, and the judge endpoints

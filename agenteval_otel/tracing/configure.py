@@ -56,6 +56,7 @@ from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
 from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
+from agenteval_otel.tracing.instrumentors import apply_instrumentors, find_instrumentors
 from agenteval_otel.tracing.providers import release_provider, route_to_provider
 
 __all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure", "is_otlp_url", "providers_for"]
@@ -99,7 +100,8 @@ class TracingHandle:
     ``provider`` is the tracer provider our steps use, ``exporters`` the exporters chosen,
     ``traces_file`` the OTLP/JSON-lines file spans are written to (``None`` without one);
     ``logger_provider`` the logger provider beside it (``None`` when none was set up),
-    ``logs_file`` the file its log records are written to.
+    ``logs_file`` the file its log records are written to, ``instrumentors`` the instrumentors
+    ``configure(instrument=...)`` applied.
     """
 
     def __init__(
@@ -111,6 +113,7 @@ class TracingHandle:
         *,
         logger_provider: SdkLoggerProvider | None = None,
         logs_file: Path | None = None,
+        instrumentors: tuple[object, ...] = (),
     ) -> None:
         self.provider = provider
         self.content_policy = content_policy
@@ -118,6 +121,7 @@ class TracingHandle:
         self.traces_file = traces_file
         self.logger_provider = logger_provider
         self.logs_file = logs_file
+        self.instrumentors = instrumentors
         self._lock = threading.Lock()
         self._shutdown_result: bool | None = None
         atexit.register(self._at_exit)
@@ -322,6 +326,7 @@ def configure(
     capture_content: bool | None = None,
     content_policy: ContentPolicy | None = None,
     set_global: bool = True,
+    instrument: Sequence[str] = (),
 ) -> TracingHandle:
     """Set up tracing for our decorators (and, with ``set_global``, for everything else).
 
@@ -334,6 +339,10 @@ def configure(
     the policy's ``capture``, which follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
     unless the policy was made with ``capture=True``/``False``: the environment's ``NO_CONTENT``
     holds for ``ContentPolicy(redact_patterns=...)`` and is overridden only explicitly.
+    ``instrument``: libraries to instrument, by their names in the ``opentelemetry_instrumentor``
+    entry points (``["openai", "langgraph"]``: install ``agenteval-instrumentation-<name>``), given
+    ``capture_content`` when it is set (ours then trace where our steps go); a name of ours
+    whose package is missing is logged and skipped, a name nobody registered is a ``ConfigError``.
     Arguments of the wrong type raise ``TypeError`` here, at set-up, never later.
 
     >>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)
@@ -350,6 +359,7 @@ def configure(
         raise TypeError(f"tracer_provider must be a TracerProvider, not {type(tracer_provider).__name__}")
     if content_policy is not None and not isinstance(content_policy, ContentPolicy):
         raise TypeError(f"content_policy must be a ContentPolicy, not {type(content_policy).__name__}")
+    instrumentors_found = find_instrumentors(instrument)
     policy = _policy(capture_content, content_policy)
     exporters, file_path = _exporters(exporter, traces_file, defaults=tracer_provider is None)
     log_exporters, logs_path = _log_exporters(exporters, file_path, exporter is not None)
@@ -373,8 +383,9 @@ def configure(
         else:
             _logger.info("a global tracer provider is already set; our steps use the configured one")
         _set_global_logger_provider(logger_provider)
+    instrumentors = apply_instrumentors(instrumentors_found, capture_content=capture_content)
     return TracingHandle(tracer_provider, policy, tuple(exporters), file_path,
-                         logger_provider=logger_provider, logs_file=logs_path)
+                         logger_provider=logger_provider, logs_file=logs_path, instrumentors=instrumentors)
 
 
 _OTLP_SCHEMES = ("http", "https", "grpc", "grpcs")

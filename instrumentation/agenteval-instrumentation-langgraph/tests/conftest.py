@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from agenteval_instrumentation_langgraph import LangGraphInstrumentor
@@ -12,6 +14,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
+
+sys.path.insert(0, str(Path(__file__).parent))  # the sample graphs, also when run from the repository root
 
 
 class Captured:
