@@ -55,8 +55,8 @@ from opentelemetry.trace import TracerProvider
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
 from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
-from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.instrumentors import apply_instrumentors, find_instrumentors
+from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.providers import release_provider, route_to_provider
 
 __all__ = ["DEFAULT_TRACES_FILE", "TRACES_FILE_ENV", "TracingHandle", "configure", "is_otlp_url", "providers_for"]

@@ -77,11 +77,12 @@ def test_the_users_exception_is_the_same_object_when_our_code_fails(
 
     monkeypatch.setattr(patch, "_fail", _broken)  # recording the error fails too
     with pytest.raises(KeyError) as raised:
-        patch.graph_invoke(None)(fails, router_graph(), (QUESTION,), {})
+        patch.graph_invoke(captured.provider)(fails, router_graph(), (QUESTION,), {})
     assert raised.value is failure
     with pytest.raises(KeyError) as raised:
-        patch.node_run(None)(fails, None, (_Task(),), {})
+        patch.node_run(captured.provider)(fails, None, (_Task(),), {})
     assert raised.value is failure
+    assert trace.get_current_span() is INVALID_SPAN  # the steps were left even so
 
 
 class _Task:

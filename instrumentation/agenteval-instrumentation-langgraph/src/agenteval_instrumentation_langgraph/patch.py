@@ -138,10 +138,12 @@ def graph_invoke(provider: TracerProvider | None) -> Wrapper:
             output = wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the graph's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         finally:
             _graph_calling.reset(token)
         _guarded("recording the graph's output", _end_graph, run, output)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
         return output
 
     return wrapper
@@ -160,10 +162,12 @@ def graph_ainvoke(provider: TracerProvider | None) -> Wrapper:
             output = await wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the graph's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         finally:
             _graph_calling.reset(token)
         _guarded("recording the graph's output", _end_graph, run, output)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
         return output
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -243,8 +247,10 @@ def graph_stream(provider: TracerProvider | None) -> Wrapper:
             raise
         except BaseException as error:
             _guarded("recording the graph's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("recording the graph's output", _end_graph, run, state.last)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled() or _called_by_invoke(instance):
@@ -288,8 +294,10 @@ def graph_astream(provider: TracerProvider | None) -> Wrapper:
             raise
         except BaseException as error:
             _guarded("recording the graph's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("recording the graph's output", _end_graph, run, state.last)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled() or _called_by_invoke(instance):
@@ -332,8 +340,10 @@ def node_run(provider: TracerProvider | None) -> Wrapper:
             result = wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the node's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("recording the node's output", _end_node, run, task)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
         return result
 
     return wrapper
@@ -352,8 +362,10 @@ def node_arun(provider: TracerProvider | None) -> Wrapper:
             result = await wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the node's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("recording the node's output", _end_node, run, task)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
         return result
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -389,6 +401,7 @@ def branch_finish(provider: TracerProvider | None) -> Wrapper:
             routed = wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the conditional's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("ending the conditional's step", run.end)
         return routed
@@ -436,8 +449,10 @@ def tool_run(provider: TracerProvider | None) -> Wrapper:
             output = wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the tool's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("recording the tool's result", _end_tool, run, output)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
         return output
 
     return wrapper
@@ -454,8 +469,10 @@ def tool_arun(provider: TracerProvider | None) -> Wrapper:
             output = await wrapped(*args, **kwargs)
         except BaseException as error:
             _guarded("recording the tool's error", _fail, run, error)
+            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
             raise
         _guarded("recording the tool's result", _end_tool, run, output)
+        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
         return output
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
