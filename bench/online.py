@@ -1,7 +1,7 @@
 """The app thread's cost per span with an ``OnlineEvaluator`` attached, against a plain
 ``BatchSpanProcessor``, while a judge that takes 200 ms scores every invocation.
 
-    python bench/online.py [--rounds 21] [--runs 300]
+    python bench/online.py [--rounds 21] [--runs 300] [--serve-seconds 5]
 
 Two figures, each measured in CPU time of the app's thread (``thread_time``: the evaluator's own
 threads, which buffer, assemble and score meanwhile, are not the app's cost), in interleaved
@@ -19,6 +19,16 @@ that answers after 200 ms (an ``async`` criterion that sleeps, as an HTTP judge 
 each batch is followed by the evaluator scoring all of it, so the next batch starts with its
 queue empty and the judge really ran for every invocation (its counters are printed). Each
 figure is printed next to its target; the exit status is 1 when one is missed.
+
+Then ``agenteval serve`` (an ``EvaluationWorker`` on 127.0.0.1) under a bounded load generator:
+four client threads post pre-encoded OTLP/HTTP protobuf batches (100 agent → node → tool traces
+each) over keep-alive connections for ``--serve-seconds``, backing off 10 ms when told to retry:
+
+- throughput, with the reference-free policies of ``examples/production_policies.json``: spans
+  received per second, traces evaluated per second (until the last one is scored);
+- overload, with the 200 ms judge at 8 at once and a queue of 256: the peak growth of the
+  process's resident memory while the senders push far more than it can score, and how the
+  excess was refused (429/503 answers) or dropped and counted — bounded, never queued without end.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from agenteval_otel.evaluation import CallbackSink, CriterionContext, EvalConfig, criterion
 from agenteval_otel.evaluation.online import OnlineEvaluator
+from agenteval_otel.evaluation.worker import EvaluationWorker
 from agenteval_otel.tracing import routed_to
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
 
@@ -175,10 +186,116 @@ def report(figures: dict[str, dict[str, list[float]]], evaluator: OnlineEvaluato
     return met
 
 
+SERVE_TRACES_PER_BATCH = 100
+SERVE_SENDERS = 4
+OVERLOAD_RSS_LIMIT_MB = 512
+"""Peak resident-memory growth of ``agenteval serve`` under overload, at most (bounded queues)."""
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _encoded_batch() -> bytes:
+    """One OTLP/HTTP protobuf body: ``SERVE_TRACES_PER_BATCH`` finished agent → node → tool traces."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return encode_spans(finished_traces(SERVE_TRACES_PER_BATCH)).SerializeToString()
+
+
+def _load(port: int, body: bytes, seconds: float) -> tuple[int, int]:
+    """Post ``body`` from ``SERVE_SENDERS`` threads for ``seconds``; (batches taken, refusals)."""
+    import http.client
+    import threading
+
+    taken = [0] * SERVE_SENDERS
+    refused = [0] * SERVE_SENDERS
+    stop_at = time.monotonic() + seconds
+
+    def send(index: int) -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {"Content-Type": "application/x-protobuf"}
+        while time.monotonic() < stop_at:
+            connection.request("POST", "/v1/traces", body, headers)
+            response = connection.getresponse()
+            response.read()
+            if response.status == 200:
+                taken[index] += 1
+            else:
+                refused[index] += 1
+                time.sleep(0.01)
+        connection.close()
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(SERVE_SENDERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return sum(taken), sum(refused)
+
+
+def measure_serve(seconds: float) -> bool:
+    """``agenteval serve``'s throughput with policies, and its memory under overload; whether
+    memory stayed within its bound."""
+    body = _encoded_batch()
+    policies = EvalConfig.load(Path(__file__).parent.parent / "examples" / "production_policies.json")
+    scored: list[int] = []
+    worker = EvaluationWorker(policies, sinks=[CallbackSink(lambda result: scored.append(1))], http_port=0,
+                              evaluator_options={"max_queue": 4096}).start()
+    started = time.perf_counter()
+    batches, refused = _load(worker.receiver.http_port or 0, body, seconds)
+    sent_for = time.perf_counter() - started
+    worker.evaluator.force_flush(120_000)
+    scored_for = time.perf_counter() - started
+    counters = worker.evaluator.counters
+    worker.stop(timeout=10)
+    spans = batches * SERVE_TRACES_PER_BATCH * SPANS_PER_RUN
+    print()
+    print(f"agenteval serve, {SERVE_SENDERS} senders × OTLP/HTTP protobuf batches of {SERVE_TRACES_PER_BATCH} "
+          f"traces ({SPANS_PER_RUN} spans each), {seconds:g} s, policies of examples/production_policies.json:")
+    print(f"- received {spans / sent_for:,.0f} spans/s ({batches} batches taken, {refused} refused)")
+    print(f"- evaluated {counters.evaluated / scored_for:,.0f} traces/s ({counters})")
+
+    judged = EvalConfig(criteria={"bench_answered": {}, "bench_judge_200ms": {}})
+    worker = EvaluationWorker(judged, sinks=[CallbackSink(lambda result: None)], http_port=0,
+                              evaluator_options={"max_queue": 256, "concurrency": 8}).start()
+    baseline = peak = _rss_mb()
+    import threading
+
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.05):
+            peak = max(peak, _rss_mb())
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    batches, refused = _load(worker.receiver.http_port or 0, body, seconds)
+    done.set()
+    sampler.join()
+    counters = worker.evaluator.counters
+    received = worker.receiver.counters
+    worker.stop(timeout=5)
+    growth = peak - baseline
+    met = growth <= OVERLOAD_RSS_LIMIT_MB
+    print(f"overload (judge {JUDGE_S * 1000:.0f} ms, 8 at once, queue 256): {batches} batches taken, "
+          f"{refused} refused with 429/503; evaluator: {counters}; receiver: {received.as_dict()}")
+    print(f"- peak resident memory growth {growth:,.0f} MB (target ≤ {OVERLOAD_RSS_LIMIT_MB} MB: "
+          f"{'met' if met else 'NOT met'})")
+    return met
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21, help="measured rounds (default 21)")
     parser.add_argument("--runs", type=int, default=300, help="agent runs per batch of the app (default 300)")
+    parser.add_argument("--serve-seconds", type=float, default=5.0,
+                        help="seconds of load on agenteval serve per part (default 5; 0 skips it)")
     args = parser.parse_args(argv)
     scored: list[int] = []
     evaluator = online_evaluator(scored)
@@ -191,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         evaluator.shutdown(10_000)
     met = report(figures, evaluator, args.rounds)
+    if args.serve_seconds > 0:
+        met = measure_serve(args.serve_seconds) and met
     return 0 if met else 1
 
 

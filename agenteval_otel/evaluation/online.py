@@ -269,10 +269,17 @@ class OnlineEvaluator(SpanProcessor):
     def feed(self, records: Iterable[SpanRecord]) -> bool:
         """Take spans decoded by a receiver; a trace is scored when its root span arrives.
 
-        Thread-safe and never blocks. ``False`` when the batch was refused (the intake is full,
-        or the evaluator is shut down): counted in ``refused_batches``, and the receiver answers
-        so that the sender retries."""
-        taken = self._assembly.feed(records)
+        Thread-safe and never blocks. ``False`` when the batch was refused (the intake or the
+        queue of invocations waiting to be scored is full, or the evaluator is shut down):
+        counted in ``refused_batches``, and the receiver answers so that the sender retries."""
+        try:
+            batch = list(records)
+            roots = sum(1 for record in batch if isinstance(record, SpanRecord) and record.parent_id is None)
+            waiting = len(self._queue) + self._assembly.waiting_traces  # back-pressure, not drops
+            taken = (waiting == 0 or waiting + roots <= self._max_queue) and self._assembly.feed(batch)
+        except Exception:  # noqa: BLE001 - never raise into the receiver
+            logger.exception("OnlineEvaluator: could not take a batch of spans")
+            taken = False
         if not taken:
             with self._lock:
                 self._refused_batches += 1

@@ -118,6 +118,7 @@ class TrajectoryProcessor(SpanProcessor):
         self._idle = False  # the intake thread waits for ``_wake``: the next span sets it
         self._refused_lock = threading.Lock()
         self._refused = 0
+        self._fed_roots = 0  # roots fed and not yet taken in: traces on their way to the queue
         # the workers' side, under ``_lock``
         self._lock = threading.Lock()
         self._buffer: TraceBuffer[ReadableSpan | SpanRecord] = TraceBuffer(
@@ -187,6 +188,11 @@ class TrajectoryProcessor(SpanProcessor):
         except Exception:  # noqa: BLE001 - a processor must never raise into the app
             self._warn_once("on_end", "TrajectoryProcessor.on_end failed; the span is dropped", exc_info=True)
 
+    @property
+    def waiting_traces(self) -> int:
+        """Fed traces whose root has come and that are not assembled yet (back-pressure reads it)."""
+        return len(self._queue) + self._fed_roots
+
     def feed(self, records: Iterable[SpanRecord]) -> bool:
         """Take spans that ended elsewhere (decoded by an OTLP receiver), assembled like the spans
         ended here: a trace is complete when its root (a span with no parent) arrives. Within a
@@ -195,27 +201,36 @@ class TrajectoryProcessor(SpanProcessor):
 
         Thread-safe and never blocks: the batch is appended for the intake thread. ``False`` when
         nothing was taken (after shutdown, or when the batch would push the spans waiting past
-        ``max_pending_spans``): its spans are counted in ``dropped_spans`` and the caller may
-        offer them again later. Never raises."""
+        ``max_pending_spans`` or the traces waiting to be assembled past ``max_queued_traces``): its
+        spans are counted in ``dropped_spans`` and the caller may offer them again later (back-pressure,
+        where a full queue would drop traces). Never raises."""
         try:
             batch = list(records)
             if not all(type(record) is SpanRecord for record in batch):
                 raise TypeError("feed takes SpanRecords")
             intake = self._intake
-            if self._closed or len(intake) + len(batch) > self._max_pending:
-                with self._refused_lock:
+            roots = sum(1 for record in batch if record.parent_id is None)
+            with self._refused_lock:  # traces waiting to be assembled: queued, and on their way
+                waiting = len(self._queue) + self._fed_roots
+                taken = (not self._closed and len(intake) + len(batch) <= self._max_pending
+                         and (waiting == 0 or waiting + roots <= self._max_queued))
+                if taken:
+                    self._fed_roots += roots
+                else:
                     self._refused += len(batch)
+            if not taken:
                 if self._closed:
                     self._warn_once("closed", "spans fed after TrajectoryProcessor.shutdown were dropped" + _COUNTED)
                 else:
                     self._warn_once(
                         "pending",
-                        f"more than {self._max_pending} spans wait to be buffered; spans are dropped" + _COUNTED,
+                        f"more than {self._max_pending} spans wait to be buffered, or {self._max_queued} traces "
+                        "to be assembled; batches are refused" + _COUNTED,
                     )
                 return False
             batch.sort(key=_is_root_record)  # stable: the roots last, each kind in its order
             ended = self._clock()
-            intake.extend((record, ended) for record in batch)
+            intake.extend([(record, ended) for record in batch])  # one C call: batches never interleave
             if self._idle:
                 self._idle = False
                 self._wake.set()
@@ -324,6 +339,9 @@ class TrajectoryProcessor(SpanProcessor):
                     continue
                 refused = buffer.dropped_spans
                 if isinstance(span, SpanRecord):  # fed: keyed by its hex trace id
+                    if span.parent_id is None:
+                        with self._refused_lock:
+                            self._fed_roots -= 1
                     handed_out = buffer.add(span.trace_id, span, is_root=span.parent_id is None, now=ended)
                 else:
                     context = span.get_span_context()

@@ -237,6 +237,9 @@ def test_a_full_queue_drops_and_counts_with_one_warning(
         counters = evaluator.counters
         assert (counters.in_progress, counters.queued, counters.dropped) == (1, 2, 7) and counters.accounted
         assert len([r for r in caplog.records if "dropped" in r.getMessage()]) == 1
+        # a receiver's batch is refused while the queue is full: the sender is told to retry
+        span = SpanRecord(trace_id="12" * 16, span_id="34" * 8, parent_id=None, name="invoke_agent")
+        assert evaluator.feed([span]) is False and evaluator.counters.refused_batches == 1
     finally:
         RELEASE.set()
     assert evaluator.force_flush(5000)
