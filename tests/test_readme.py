@@ -35,7 +35,7 @@ SKIPPED_COMMANDS = {
         "installs the test extra and the instrumentors: the tests are already running",
     "pytest": "runs this very suite",
 }
-NOT_RUN_BLOCKS = 3  # the two usage synopses, and the judge endpoints
+NOT_RUN_BLOCKS = 5  # the three usage synopses, the judge endpoints, and a worker that serves until stopped
 
 # A stand-in for the reader's own agent: it answers the README's eval set, through traced steps.
 AGENTS_MODULE = '''"""The weather agent the README's examples evaluate (a scripted stand-in)."""
