@@ -20,8 +20,8 @@ each batch is followed by the evaluator scoring all of it, so the next batch sta
 queue empty and the judge really ran for every invocation (its counters are printed). Each
 figure is printed next to its target; the exit status is 1 when one is missed.
 
-Then ``agenteval serve`` (an ``EvaluationWorker`` on 127.0.0.1) under a bounded load generator:
-four client threads post pre-encoded OTLP/HTTP protobuf batches (100 agent → node → tool traces
+Then ``agenteval serve`` (an ``EvaluationWorker`` on 127.0.0.1) under a bounded load generator in
+a process of its own: four client threads post pre-encoded OTLP/HTTP protobuf batches (100 agent → node → tool traces
 each) over keep-alive connections for ``--serve-seconds``, backing off 10 ms when told to retry:
 
 - throughput, with the reference-free policies of ``examples/production_policies.json``: spans
@@ -207,7 +207,7 @@ def _encoded_batch() -> bytes:
     return encode_spans(finished_traces(SERVE_TRACES_PER_BATCH)).SerializeToString()
 
 
-def _load(port: int, body: bytes, seconds: float) -> tuple[int, int]:
+def _send_for(port: int, body: bytes, seconds: float) -> tuple[int, int]:
     """Post ``body`` from ``SERVE_SENDERS`` threads for ``seconds``; (batches taken, refusals)."""
     import http.client
     import threading
@@ -236,6 +236,15 @@ def _load(port: int, body: bytes, seconds: float) -> tuple[int, int]:
     for thread in threads:
         thread.join()
     return sum(taken), sum(refused)
+
+
+def _load(port: int, body: bytes, seconds: float) -> tuple[int, int]:
+    """The load generator in a process of its own (it does not take the worker's interpreter)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_send_for, port, body, seconds).result()
 
 
 def measure_serve(seconds: float) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
 from agenteval_otel.evaluation.criteria.context import CriterionContext
 from agenteval_otel.evaluation.criteria.outcome import start_criterion
+from agenteval_otel.evaluation.criteria.registry import get_criterion
 from agenteval_otel.evaluation.judging import default_judge
 from agenteval_otel.evaluation.models import EvalCase, Invocation
 from agenteval_otel.evaluation.results import (
@@ -95,6 +96,15 @@ def invocation_key(trajectory: Trajectory) -> str:
     return trajectory.conversation_id or "invocation"
 
 
+def _settings_of(name: str, config: CriterionConfig) -> Any:
+    """The criterion's ``params`` validated by its settings model, once per run; ``None`` when it
+    has none or they do not validate (the criterion is then errored with the reason when it runs)."""
+    try:
+        return get_criterion(name).parse_settings(config.params)
+    except Exception:  # noqa: BLE001 - reported per invocation by start_criterion
+        return None
+
+
 DEFAULT_CRITERION_TIMEOUT_S = 300.0
 DEFAULT_SCORING_CONCURRENCY = 16
 
@@ -124,6 +134,7 @@ class Scorer:
             raise ValueError(f"criterion_timeout_s must be positive, got {criterion_timeout_s}")
         self.config = config
         self.criteria = config.enabled()
+        self._settings = {name: _settings_of(name, criterion) for name, criterion in self.criteria.items()}
         self.judge = judge if judge is not None else default_judge()
         self.criterion_timeout_s = criterion_timeout_s
         self._gate = asyncio.Semaphore(concurrency)
@@ -156,7 +167,8 @@ class Scorer:
         for name, config in self.criteria.items():
             judge, usage = self._judge_for(name)
             context = CriterionContext(actual=actual, expected=expected, config=config, case=case,
-                                       turn_index=turn_index, previous_turns=previous, judge=judge)
+                                       turn_index=turn_index, previous_turns=previous, judge=judge,
+                                       settings=self._settings[name])
             results.append(start_criterion(name, context, timeout_s=self.criterion_timeout_s))
             usages.append(usage)
         waiting = [index for index, result in enumerate(results) if inspect.isawaitable(result)]
