@@ -262,6 +262,52 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return _finish(report, args, files)
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    """Run an agent over a query set (after expanding it, with ``--expand``), one record per query."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agenteval_otel.experiments import QuerySet, expand, load_runner
+    from agenteval_otel.experiments.simulation import asimulate
+    from agenteval_otel.judge import JudgeClient, JudgeSettings
+    from agenteval_otel.tracing import configure
+
+    for name, value in (("--concurrency", args.concurrency), ("--expand", args.expand)):
+        if value is not None and value < (1 if name == "--concurrency" else 0):
+            raise ConfigError(f"{name} {value}: expected a whole number of at least "
+                              f"{1 if name == '--concurrency' else 0}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ConfigError(f"--timeout {args.timeout:g}: expected a positive number of seconds")
+    queries = QuerySet.load(args.queries)
+    agent = load_runner(args.agent, strict=args.strict_requirements)
+    console = Console(stderr=True)
+    if args.expand:
+        judge = JudgeClient(JudgeSettings.from_env(**({"model": args.judge_model} if args.judge_model else {})))
+        before = len(queries)
+        queries = expand(queries, args.expand, judge=judge)
+        source = Path(args.queries)
+        saved = queries.save(args.expanded or source.with_name(source.name.split(".")[0] + ".expanded.jsonl"))
+        if not args.quiet:
+            console.print(f"added {len(queries) - before} of {args.expand} new queries: wrote {saved}",
+                          highlight=False)
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=True,
+                        disable=args.quiet or not console.is_terminal)
+    task = progress.add_task("simulate", total=len(queries))
+    handle = configure(service_name="agenteval")
+    try:
+        with progress:
+            records = run_sync(asimulate(
+                agent, queries, out=args.out, concurrency=args.concurrency, resume=not args.restart,
+                timeout_s=args.timeout, on_record=lambda _: progress.advance(task)), "asimulate")
+    finally:
+        handle.shutdown(timeout=10)
+    failed = sum(record.failed for record in records)
+    if not args.quiet:
+        print(f"simulated {len(records)} queries, {failed} failed: wrote {args.out}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -413,6 +459,29 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="seconds a case may take before it is errored (300)")
     run.add_argument("--tags", nargs="+", metavar="TAG", help="only the cases with one of these tags")
     run.set_defaults(handler=_cmd_run)
+
+    simulate = sub.add_parser("simulate", help="run an agent over a query set (JSONL), one record per query")
+    simulate.add_argument("queries", metavar="QUERIES.jsonl", help='a query set: one {"content": ...} a line')
+    simulate.add_argument("--agent", required=True, metavar="MODULE:ATTR|SPEC.yaml",
+                          help="the agent: 'package.module:attr', 'path/to/file.py:attr' or a YAML spec "
+                               "(module, className, requirementsPath)")
+    simulate.add_argument("--out", required=True, metavar="RUN.jsonl",
+                          help="where records are appended as queries finish; an interrupted run resumes")
+    simulate.add_argument("--restart", action="store_true", help="start RUN.jsonl over instead of resuming it")
+    simulate.add_argument("--concurrency", type=int, default=4, metavar="N", help="queries run at once (4)")
+    simulate.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                          help="seconds a query may take before it is recorded as timed out (300)")
+    simulate.add_argument("--expand", type=int, metavar="N",
+                          help="first add N new queries written by the judge model in the style of the given ones")
+    simulate.add_argument("--judge-model", metavar="MODEL",
+                          help="with --expand: the model (default: AGENTEVAL_JUDGE_MODEL or the judge's default)")
+    simulate.add_argument("--expanded", metavar="FILE",
+                          help="with --expand: where the expanded query set is saved "
+                               "(default: QUERIES.expanded.jsonl beside QUERIES)")
+    simulate.add_argument("--strict-requirements", action="store_true",
+                          help="stop when a YAML spec's requirements are not met (default: a warning)")
+    simulate.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    simulate.set_defaults(handler=_cmd_simulate)
 
     offline = sub.add_parser("eval", help="score an eval set, or every invocation with policies, "
                                           "against recorded traces")

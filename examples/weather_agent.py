@@ -4,6 +4,10 @@
     agenteval run examples/weather_agent.evalset.json --agent examples/weather_agent.py:weather_agent \\
         --config examples/weather_agent.config.json
 
+and run over the query set ``weather_queries.jsonl`` (by ``module:attr`` or by its YAML spec)::
+
+    agenteval simulate examples/weather_queries.jsonl --agent examples/weather_agent.yaml --out run.jsonl
+
 The agent is a small graph: ``plan`` (a scripted model decides which tools to call) →
 ``route`` (a conditional edge) → ``tools`` → ``respond``. Every step is a span.
 """
@@ -100,6 +104,14 @@ def weather_agent(question: str, thread_id: str, history: list[dict[str, Any]]) 
     if route(state):
         state = run_tools(state)
     return respond(state)
+
+
+class WeatherAgent:
+    """The agent as a class with ``run``, as a YAML spec names it (``weather_agent.yaml``)."""
+
+    def run(self, query: str, thread_id: str) -> str:
+        """A reply to a single query, as a new conversation."""
+        return weather_agent(query, thread_id=thread_id, history=[])
 
 
 if __name__ == "__main__":
