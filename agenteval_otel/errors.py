@@ -14,7 +14,9 @@
         ├── JudgeNotConfiguredError  no judge endpoint (or no openai package) is configured
         ├── JudgeUnavailableError    the endpoint could not be reached or refused the request
         ├── JudgeTimeoutError        the judge did not answer within the call's deadline
-        └── JudgeOutputError         the answer could not be read, or is out of range
+        ├── JudgeOutputError         the answer could not be read, or is out of range
+        └── UserSimulatorError       the simulated user's model failed, timed out or answered
+                                     what could not be read
 
 Every message names where the problem is (file, line or JSON path) and what was expected.
 """
@@ -34,6 +36,7 @@ __all__ = [
     "QuerySetLoadError",
     "SimulationLoadError",
     "TraceReadError",
+    "UserSimulatorError",
 ]
 
 
@@ -84,3 +87,8 @@ class JudgeTimeoutError(JudgeError):
 
 class JudgeOutputError(JudgeError, ValueError):
     """The judge answered, but not in the expected shape or range."""
+
+
+class UserSimulatorError(JudgeError):
+    """The model playing a simulated user (through the judge client) is not configured, failed,
+    timed out, or answered what could not be read as the user's next message."""

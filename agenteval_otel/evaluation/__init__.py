@@ -48,6 +48,7 @@ from agenteval_otel.evaluation.results import (
 )
 from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
 from agenteval_otel.evaluation.sinks import CallbackSink, EvaluationSink, SinkGroup
+from agenteval_otel.evaluation.turns import ScriptedTurns, SimulatedUser, UserTurns
 
 __all__ = [
     "AccuracyEvaluationResult",
@@ -92,8 +93,11 @@ __all__ = [
     "PerformanceRunResult",
     "ReliabilityEvaluationResult",
     "Rubric",
+    "ScriptedTurns",
     "SessionInput",
+    "SimulatedUser",
     "ToolCall",
     "ToolCallCheck",
     "UserSimulatorConfig",
+    "UserTurns",
 ]

@@ -22,7 +22,8 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -38,7 +39,7 @@ from agenteval_otel.tracing import StepRun, current_provider, route_to_provider,
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["OpenRoot", "TurnCapture", "capture_for"]
+__all__ = ["OpenRoot", "TurnCapture", "capture_for", "evaluation_tags"]
 
 _log = logging.getLogger(__name__)
 
@@ -47,6 +48,18 @@ _EVAL_TAGS: contextvars.ContextVar[tuple[str, str] | None] = contextvars.Context
 
 DELIVERY_TIMEOUT_S = 10.0
 """How long to wait for a turn's trajectory after its root span ended."""
+
+
+@contextmanager
+def evaluation_tags(eval_set_id: str, eval_id: str) -> Iterator[None]:
+    """Tag every span started inside the block (on a provider a :class:`TurnCapture` watches)
+    with the eval set and case ids: the turns' spans, and the calls made for the case between
+    turns (a simulated user's)."""
+    token = _EVAL_TAGS.set((eval_set_id, eval_id))
+    try:
+        yield
+    finally:
+        _EVAL_TAGS.reset(token)
 
 
 class _EvalTagProcessor(SpanProcessor):

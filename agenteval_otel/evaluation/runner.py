@@ -19,8 +19,9 @@ from typing import Any
 
 from opentelemetry.trace import TracerProvider
 
+from agenteval_otel.errors import UserSimulatorError
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, abandoned_agent_threads
-from agenteval_otel.evaluation.capture import OpenRoot, capture_for
+from agenteval_otel.evaluation.capture import OpenRoot, capture_for, evaluation_tags
 from agenteval_otel.evaluation.config import EvalConfig
 from agenteval_otel.evaluation.export import TraceExport, verdict_attributes
 from agenteval_otel.evaluation.failures import AgentFailure
@@ -34,15 +35,12 @@ from agenteval_otel.evaluation.scoring import (
 )
 from agenteval_otel.evaluation.sinks import EvaluationSink, SinkGroup
 from agenteval_otel.evaluation.sync import run_sync
+from agenteval_otel.evaluation.turns import Conversation, SimulatedUser, UserTurns, converse, turns_for
 from agenteval_otel.judge import JudgeClient
 from agenteval_otel.tracing import routed_to
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["Evaluator", "aevaluate", "evaluate"]
-
-SCENARIO_NEEDS_SIMULATOR = (
-    "simulated-user case (conversation_scenario only): no user simulator is configured"
-)
 
 
 class Evaluator:
@@ -55,8 +53,10 @@ class Evaluator:
     pass@k and pass^k. ``tags`` keeps only the cases that carry one of them. Spans go to
     ``tracer_provider`` (our decorators' too, for the length of a run; default: the provider
     ``configure()`` set up, else the global one). ``judge``: the LLM judge of judged criteria
-    (default: the one the environment configures, see ``AGENTEVAL_JUDGE_BASE_URL``).
-    Each turn's root span takes its verdicts as attributes before it ends, and with
+    (default: the one the environment configures, see ``AGENTEVAL_JUDGE_BASE_URL``), which
+    also plays the user of ``conversation_scenario`` cases (a :class:`SimulatedUser` set up by the
+    config's ``user_simulator_config``; cases with a conversation replay it, see
+    :mod:`~agenteval_otel.evaluation.turns`). Each turn's root span takes its verdicts as attributes before it ends, and with
     ``export_results`` (the default) every verdict is also written into its turn's trace as an
     evaluation span and a ``gen_ai.evaluation.result`` log record (see ``TraceExport``), through
     the provider the turns are captured on and the global logger provider.
@@ -100,22 +100,20 @@ class Evaluator:
             return list(eval_set.eval_cases)
         return [case for case in eval_set.eval_cases if self.tags & set(case.tags)]
 
-    async def _converse(self, case: EvalCase, eval_set_id: str, roots: list[OpenRoot]) -> list[Trajectory]:
+    async def _converse(self, case: EvalCase, eval_set_id: str, roots: list[OpenRoot],
+                        user: UserTurns) -> Conversation[Trajectory]:
         capture = capture_for(self._provider)
         session = case.session_input
         thread_id = (session.thread_id if session and session.thread_id
                      else f"{case.eval_id}-{uuid.uuid4().hex[:12]}")
-        history: list[dict[str, Any]] = []
-        turns: list[Trajectory] = []
-        for index, invocation in enumerate(case.conversation):
-            user_text = invocation.user_content.get_text()
-            turn = AgentTurn(user_input=user_text, thread_id=thread_id, history=list(history),
+
+        async def play(message: str, history: list[dict[str, str]], index: int) -> tuple[Trajectory, str | None]:
+            turn = AgentTurn(user_input=message, thread_id=thread_id, history=history,
                              session=session, eval_id=case.eval_id, turn_index=index)
-            trajectory, reply = await capture.run_turn(self.caller, turn, eval_set_id=eval_set_id, roots=roots)
-            turns.append(trajectory)
-            history += [{"role": "user", "content": user_text},
-                        {"role": "assistant", "content": reply or ""}]
-        return turns
+            return await capture.run_turn(self.caller, turn, eval_set_id=eval_set_id, roots=roots)
+
+        with evaluation_tags(eval_set_id, case.eval_id):  # the simulated user's calls too
+            return await converse(user, play)
 
     async def _run_case(self, case: EvalCase, eval_set_id: str, scorer: Scorer) -> EvalCaseResult:
         """Run and score ``case``; each turn's root span stays open until the case is scored and
@@ -134,20 +132,26 @@ class Evaluator:
         self, case: EvalCase, eval_set_id: str, scorer: Scorer, roots: list[OpenRoot]
     ) -> EvalCaseResult:
         started = time.perf_counter()
-        if not case.conversation:
-            return error_result(case, SCENARIO_NEEDS_SIMULATOR)
+        user = turns_for(case, scorer.config.user_simulator_config, scorer.judge)
         try:
             with abandoned_agent_threads() as abandoned:
-                turns = await asyncio.wait_for(self._converse(case, eval_set_id, roots), self.timeout_s)
+                conversation = await asyncio.wait_for(self._converse(case, eval_set_id, roots, user),
+                                                      self.timeout_s)
         except asyncio.TimeoutError:
             still_running = "; the agent was still running and its thread was abandoned" if abandoned else ""
             return error_result(case, f"timed out after {self.timeout_s:g} s{still_running}",
                                 time.perf_counter() - started, error_type="TimeoutError")
+        except UserSimulatorError as exc:
+            return error_result(case, str(exc), time.perf_counter() - started,
+                                error_type=type(exc.__cause__ or exc).__name__)
         except Exception as exc:
             failure = AgentFailure.of(exc)
             return error_result(case, f"the agent raised {failure.message}", time.perf_counter() - started,
                                 error_type=failure.error_type, traceback=failure.traceback)
-        return await scorer.score_case(case, turns, duration_seconds=time.perf_counter() - started)
+        if isinstance(user, SimulatedUser):
+            return await scorer.score_simulated(case, conversation.turns, ended_by=conversation.ended_by,
+                                                duration_seconds=time.perf_counter() - started)
+        return await scorer.score_case(case, conversation.turns, duration_seconds=time.perf_counter() - started)
 
     async def aevaluate(
         self,

@@ -240,26 +240,65 @@ class Scorer:
     ) -> EvalCaseResult:
         """Score ``case`` against one trajectory per turn (a missing turn scores as empty)."""
         actual_turns = [turns[i] if i < len(turns) else Trajectory() for i in range(len(case.conversation))]
+        result = await self._score_turns(case, list(case.conversation), actual_turns, turns,
+                                         [inv.invocation_id for inv in case.conversation], duration_seconds)
+        missing = len(case.conversation) - len(turns)
+        if missing <= 0:
+            return result
+        return result.model_copy(update={
+            "passed": False,
+            "error": f"{missing} of {len(case.conversation)} turn(s) missing: {missing_turns_reason}"})
+
+    async def score_simulated(
+        self,
+        case: EvalCase,
+        turns: Sequence[Trajectory],
+        *,
+        ended_by: str,
+        duration_seconds: float = 0.0,
+    ) -> EvalCaseResult:
+        """Score the turns a simulated user played for ``case``: there is no expected turn, so the
+        reference-free criteria score each turn (with the turns before it in their context), and
+        the case is errored when none applies. Invocations are reported as ``turn-1``, ``turn-2``
+        ...; ``metrics`` adds ``user_ended`` (1.0 when the simulated user ended the conversation,
+        0.0 when the turn limit did). ``ended_by`` is ``"user"`` or ``"turn_limit"``."""
+        result = await self._score_turns(case, [None] * len(turns), list(turns), turns,
+                                         [f"turn-{index + 1}" for index in range(len(turns))], duration_seconds)
+        result.metrics["user_ended"] = 1.0 if ended_by == "user" else 0.0
+        if result.criterion_results:
+            return result
+        return result.model_copy(update={
+            "passed": False,
+            "error": "no criterion of the config applies to a simulated-user conversation (it has no expected "
+                     "turns): add reference-free criteria (policies such as final_response_present, or judged "
+                     "ones such as safety or rubric_based)"})
+
+    async def _score_turns(
+        self,
+        case: EvalCase,
+        expected_turns: Sequence[Invocation | None],
+        actual_turns: Sequence[Trajectory],
+        turns: Sequence[Trajectory],
+        invocation_ids: list[str],
+        duration_seconds: float,
+    ) -> EvalCaseResult:
+        """Score each of ``actual_turns`` against its expected turn (``None``: reference-free),
+        then the case; ``turns`` are the trajectories really captured."""
         scored = [
-            self.score_turn(actual, inv, case=case, turn_index=index, previous_turns=actual_turns[:index])
-            for index, (inv, actual) in enumerate(zip(case.conversation, actual_turns))
+            self.score_turn(actual, expected, case=case, turn_index=index, previous_turns=actual_turns[:index])
+            for index, (expected, actual) in enumerate(zip(expected_turns, actual_turns))
         ]
         per_turn = [await scored[0]] if len(scored) == 1 else await asyncio.gather(*scored)
-        invocation_ids = [inv.invocation_id for inv in case.conversation]
         case_results = []
         for index, (name, criterion_config) in enumerate(self.criteria.items()):
             result = score_case(name, invocation_ids, [turn[index] for turn in per_turn], criterion_config)
             if result is not None:
                 case_results.append(result)
-        missing = len(case.conversation) - len(turns)
-        error = f"{missing} of {len(case.conversation)} turn(s) missing: {missing_turns_reason}" \
-            if missing > 0 else None
         return EvalCaseResult(
             eval_id=case.eval_id,
             name=case.name or None,
-            passed=error is None and all(r.passed for r in case_results),
+            passed=all(r.passed for r in case_results),
             criterion_results=case_results,
-            error=error,
             duration_seconds=duration_seconds,
             actual_trajectory=[step for t in turns for step in t.steps],
             actual_response=turns[-1].final_response if turns else None,
@@ -268,21 +307,22 @@ class Scorer:
             span_id=turns[0].span_id if turns else None,
             invocation_results=[
                 InvocationResult(
-                    invocation_id=inv.invocation_id,
-                    user_input=inv.user_content.get_text(),
+                    invocation_id=invocation_id,
+                    user_input=inv.user_content.get_text() if inv is not None else actual.user_input,
                     expected_response=(inv.expected_final_response.get_text()
-                                       if inv.expected_final_response else None),
+                                       if inv is not None and inv.expected_final_response else None),
                     actual_response=actual.final_response,
-                    expected_tool_calls=list(inv.expected_tool_trajectory),
+                    expected_tool_calls=list(inv.expected_tool_trajectory) if inv is not None else [],
                     actual_tool_calls=actual.tool_calls(),
-                    expected_node_order=list(inv.expected_node_order),
+                    expected_node_order=list(inv.expected_node_order) if inv is not None else [],
                     actual_node_order=actual.node_order(),
                     criterion_results=[r for r in results if r is not None],
                     trace_ids=list(actual.trace_ids),
                     trace_id=actual.trace_id,
                     span_id=actual.span_id,
                 )
-                for inv, actual, results in zip(case.conversation, actual_turns, per_turn)
+                for invocation_id, inv, actual, results in zip(invocation_ids, expected_turns, actual_turns,
+                                                               per_turn)
             ],
             metrics=efficiency(turns),
         )

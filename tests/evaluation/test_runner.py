@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, EvalSetBuilder, ToolCall
 from agenteval_otel import semconv as attr
-from agenteval_otel.evaluation import ConversationScenario, MessageContent, SessionInput
+from agenteval_otel.evaluation import MessageContent, SessionInput
 from agenteval_otel.evaluation.agents import load_agent
 from agenteval_otel.evaluation.criteria import CriterionContext, criterion
 from agenteval_otel.evaluation.runner import Evaluator, aevaluate, evaluate
@@ -251,14 +251,6 @@ def test_tags_filter(exported: InMemorySpanExporter) -> None:
                 .add_case(query="b", expected="ok", case_id="b").build())
     report = evaluate(eval_set, lambda q: "ok", tags=["smoke"])
     assert [r.eval_id for r in report.results] == ["a"]
-
-
-def test_scenario_case_without_simulator_is_errored(exported: InMemorySpanExporter) -> None:
-    case = EvalCase(eval_id="sim", conversation_scenario=ConversationScenario(
-        starting_prompt="Hi", conversation_plan="Ask about the weather"))
-    report = evaluate(EvalSet(eval_set_id="s", eval_cases=[case]), lambda q: "hi")
-    assert report.results[0].status == "errored"
-    assert "user simulator" in (report.results[0].error or "")
 
 
 def test_judge_criteria_error_rather_than_score(exported: InMemorySpanExporter) -> None:
