@@ -31,10 +31,13 @@ from agenteval_otel.evaluation.offline import aevaluate_traces, evaluate_traces
 from agenteval_otel.evaluation.online import OnlineCounters, OnlineEvaluator
 from agenteval_otel.evaluation.performance import (
     PerformanceEvaluationResult,
+    PerformanceEvaluator,
     PerformanceRunResult,
 )
 from agenteval_otel.evaluation.reliability import (
+    ExpectedToolCall,
     ReliabilityEvaluationResult,
+    ReliabilityEvaluator,
     ToolCallCheck,
 )
 from agenteval_otel.evaluation.results import (
@@ -80,6 +83,7 @@ __all__ = [
     "EvalSetBuilder",
     "EvalSummary",
     "EvaluationScore",
+    "ExpectedToolCall",
     "GradeResult",
     "Grader",
     "GraderModelConfig",
@@ -90,8 +94,10 @@ __all__ = [
     "MatchType",
     "MessageContent",
     "PerformanceEvaluationResult",
+    "PerformanceEvaluator",
     "PerformanceRunResult",
     "ReliabilityEvaluationResult",
+    "ReliabilityEvaluator",
     "Rubric",
     "ScriptedTurns",
     "SessionInput",

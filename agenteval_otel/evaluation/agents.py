@@ -39,7 +39,8 @@ from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.models import MessageContent, SessionInput
 from agenteval_otel.evaluation.modules import load_object
 
-__all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "agent_thread_cpu", "load_agent", "reply_text"]
+__all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "agent_thread_cpu", "entry_point",
+           "is_async_callable", "load_agent", "reply_text"]
 
 _log = logging.getLogger(__name__)
 _abandoned: contextvars.ContextVar[list[threading.Thread] | None] = contextvars.ContextVar(
@@ -101,7 +102,8 @@ def reply_text(reply: Any) -> str | None:
         return f"<{type(reply).__name__} that could not be printed>"
 
 
-def _entry_point(agent: Any) -> Callable[..., Any]:
+def entry_point(agent: Any) -> Callable[..., Any]:
+    """What calling ``agent`` means: its ``arun`` or ``run`` method, or the agent itself."""
     for name in ("arun", "run"):
         method = getattr(agent, name, None)
         if callable(method) and not inspect.isclass(agent):
@@ -114,6 +116,12 @@ def _entry_point(agent: Any) -> Callable[..., Any]:
     )
 
 
+def is_async_callable(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine: a coroutine function, or an object whose
+    ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+
+
 class AgentCaller:
     """Calls an agent for one turn, passing what its signature asks for.
 
@@ -123,7 +131,7 @@ class AgentCaller:
     """
 
     def __init__(self, agent: Any) -> None:
-        self._fn = _entry_point(agent)
+        self._fn = entry_point(agent)
         self.name = getattr(agent, "name", None) or getattr(
             self._fn, "__qualname__", type(agent).__name__)
         try:
@@ -138,8 +146,7 @@ class AgentCaller:
                           if name in parameters and name != first}
         if self._takes_kwargs:
             self._keywords = {"thread_id": "thread_id", "history": "history", **self._keywords}
-        self._is_async = inspect.iscoroutinefunction(self._fn) or inspect.iscoroutinefunction(
-            type(self._fn).__call__)
+        self._is_async = is_async_callable(self._fn)
 
     async def __call__(self, turn: AgentTurn) -> Any:
         kwargs = {name: turn.argument(kind) for name, kind in self._keywords.items()}

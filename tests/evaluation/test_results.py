@@ -143,8 +143,8 @@ class TestPerformance:
         assert slow.exceeded() == ["latency.p95 = 0.95 exceeds 0.5"]
         with pytest.raises(AssertionError, match="latency.p95 = 0.95 exceeds 0.5"):
             slow.assert_passed()
-        unknown = PerformanceEvaluationResult.from_runs(self._runs(), thresholds={"latency.p42": 1})
-        assert not unknown.passed
+        with pytest.raises(ValidationError, match=r"unknown performance threshold 'latency.p42'"):
+            PerformanceEvaluationResult.from_runs(self._runs(), thresholds={"latency.p42": 1})
 
     def test_spec_example(self) -> None:
         stats = {"average": 1.5, "median": 1.4, "min": 1.2, "max": 1.8, "std_dev": 0.2}
