@@ -27,9 +27,10 @@ from agenteval_otel.evaluation import ToolCall
 from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn, abandoned_agent_threads, agent_thread_cpu
 from agenteval_otel.evaluation.capture import capture_for
 from agenteval_otel.evaluation.files import validation_message
+from agenteval_otel.evaluation.turns import Message, ScriptedTurns, converse
 from agenteval_otel.experiments.jsonl import read_jsonl
 from agenteval_otel.experiments.queries import Query, QuerySet
-from agenteval_otel.trajectory import TrajectoryStep
+from agenteval_otel.trajectory import Trajectory, TrajectoryStep
 
 __all__ = ["DEFAULT_TIMEOUT_S", "SimulationRecord", "asimulate", "simulate"]
 
@@ -181,8 +182,13 @@ async def _run_one(
     measure_memory: bool, provider: TracerProvider | None,
 ) -> SimulationRecord:
     capture = capture_for(provider)
-    turn = AgentTurn(user_input=query.content, thread_id=f"{simulation_id}-{index}-{uuid.uuid4().hex[:8]}",
-                     eval_id=f"query-{index}")
+    thread_id = f"{simulation_id}-{index}-{uuid.uuid4().hex[:8]}"
+
+    async def play(message: str, history: list[Message], turn_index: int) -> tuple[Trajectory, str | None]:
+        turn = AgentTurn(user_input=message, thread_id=thread_id, history=list(history), eval_id=f"query-{index}",
+                         turn_index=turn_index)
+        return await capture.run_turn(caller, turn, eval_set_id=simulation_id)
+
     record = SimulationRecord(query_index=index, query=query.content, ground_truth=query.ground_truth,
                               metadata=dict(query.metadata), agent=caller.name, started_at=time.time())
     process_cpu = time.process_time()
@@ -190,8 +196,10 @@ async def _run_one(
     with agent_thread_cpu() as thread_cpu, _peak_memory(measure_memory) as peak, \
             abandoned_agent_threads() as abandoned:
         try:
-            trajectory, reply = await asyncio.wait_for(
-                capture.run_turn(caller, turn, eval_set_id=simulation_id), timeout_s)
+            # the turn loop eval cases use, with the query as the one scripted user message
+            conversation = await asyncio.wait_for(converse(ScriptedTurns([query.content]), play), timeout_s)
+            (trajectory,) = conversation.turns
+            reply = conversation.messages[-1]["content"] or None
         except asyncio.TimeoutError:
             still = "; the agent was still running and its thread was abandoned" if abandoned else ""
             record.error, record.error_type = f"timed out after {timeout_s:g} s{still}", "TimeoutError"
