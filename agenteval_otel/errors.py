@@ -4,6 +4,8 @@
 
     AgentEvalError
     ├── EvalSetLoadError   (also a ValueError) an eval-set file could not be read
+    │   └── QuerySetLoadError  a query-set file (JSONL) could not be read
+    ├── SimulationLoadError (also a ValueError) a simulation run file (JSONL) could not be read
     ├── ConfigError        (also a ValueError) an evaluation config is invalid
     │   └── GraderError    a grader's template, model configuration or response parser is invalid,
     │                      or its template could not be rendered for an entry
@@ -31,6 +33,8 @@ __all__ = [
     "JudgeOutputError",
     "JudgeTimeoutError",
     "JudgeUnavailableError",
+    "QuerySetLoadError",
+    "SimulationLoadError",
     "TraceReadError",
 ]
 
@@ -41,6 +45,14 @@ class AgentEvalError(Exception):
 
 class EvalSetLoadError(AgentEvalError, ValueError):
     """An eval set could not be loaded: missing file, bad JSON, or a field of the wrong shape."""
+
+
+class QuerySetLoadError(EvalSetLoadError):
+    """A query set could not be loaded: missing file, a line that is not JSON, or a query of the wrong shape."""
+
+
+class SimulationLoadError(AgentEvalError, ValueError):
+    """A simulation run file could not be read: missing file, or a line that is not a record."""
 
 
 class ConfigError(AgentEvalError, ValueError):
