@@ -33,7 +33,6 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +45,6 @@ __all__ = [
     "VerdictChange",
     "bootstrap_interval",
     "compare",
-    "comparison_table",
     "sign_flip_p_value",
 ]
 
@@ -210,41 +208,3 @@ def compare(a: ExperimentResult, b: ExperimentResult, *, resamples: int = 2000, 
 
 def _change(a: ExperimentRecord, b: ExperimentRecord) -> VerdictChange:
     return VerdictChange(query_index=a.query_index, query=a.query, status_a=a.status, status_b=b.status)
-
-
-def _number(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "–"
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
-
-
-def comparison_table(comparison: Comparison) -> Any:
-    """The comparison as rich renderables: the metrics table, then the changed verdicts and the
-    unpaired queries (a ``rich.console.Group``)."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=f"{comparison.source_b or 'B'} vs {comparison.source_a or 'A'} "
-                        f"({comparison.pairs} paired queries)")
-    for column in ("metric", "pairs", "mean A", "mean B", "delta", "95% CI", "p", ""):
-        table.add_column(column, justify="left" if column in ("metric", "") else "right")
-    for metric in comparison.metrics:
-        interval = f"[{_number(metric.ci_low, True)}, {_number(metric.ci_high, True)}]" \
-            if metric.ci_low is not None else "–"
-        verdict = Text("regressed", style="bold red") if metric.regressed else \
-            Text("improved", style="bold green") if metric.significant else Text("")
-        table.add_row(metric.metric, str(metric.pairs), _number(metric.mean_a), _number(metric.mean_b),
-                      _number(metric.delta, True), interval,
-                      "–" if metric.p_value is None else f"{metric.p_value:.4f}", verdict)
-    parts: list[Any] = [table]
-    for title, changes, style in (("passed in A, not in B", comparison.newly_failed, "red"),
-                                  ("passed in B, not in A", comparison.newly_passed, "green")):
-        if changes:
-            lines = [f"  #{c.query_index} {c.query!r}: {c.status_a} → {c.status_b}" for c in changes]
-            parts.append(Text("\n".join([f"{title} ({len(changes)}):", *lines]), style=style))
-    for title, keys in (("only in A", comparison.only_in_a), ("only in B", comparison.only_in_b)):
-        if keys:
-            parts.append(Text("\n".join([f"{title} ({len(keys)}, not compared):",
-                                         *(f"  #{index} {query!r}" for index, query in keys)])))
-    return Group(*parts)

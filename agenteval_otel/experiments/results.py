@@ -8,11 +8,13 @@ a line that cannot be read is an :class:`~agenteval_otel.errors.ExperimentLoadEr
 file and the line.
 
 >>> result = ExperimentResult(records=[
-...     ExperimentRecord(query_index=0, query="a", scores={"helpfulness": 1.0}, passed=True),
-...     ExperimentRecord(query_index=1, query="b", scores={"helpfulness": 0.5}, passed=False)])
+...     ExperimentRecord(query_index=0, query="a", scores={"helpfulness": 1.0},
+...                      metric_passed={"helpfulness": True}, passed=True),
+...     ExperimentRecord(query_index=1, query="b", scores={"helpfulness": 0.25},
+...                      metric_passed={"helpfulness": False})])
 >>> stats = result.summary.metrics["helpfulness"]
 >>> stats.mean, stats.count, stats.pass_rate
-(0.75, 2, 0.5)
+(0.625, 2, 0.5)
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval_otel.errors import ExperimentLoadError
+from agenteval_otel.evaluation.files import validation_message
+from agenteval_otel.experiments.jsonl import read_jsonl
 
 __all__ = ["ExperimentRecord", "ExperimentResult", "ExperimentSummary", "MetricStats", "metric_stats"]
 
@@ -169,47 +173,23 @@ class ExperimentResult(BaseModel):
     def load_jsonl(cls, path: str | Path) -> ExperimentResult:
         """The experiment in a file written by :meth:`write_jsonl`; ``ExperimentLoadError``
         naming the file, the line and what was expected."""
-        source = Path(path)
-        try:
-            lines = source.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ExperimentLoadError(f"experiment file {source}: cannot be read ({exc})") from None
         records: list[ExperimentRecord] = []
         summary: dict[str, Any] = {}
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"experiment file {source}, line {number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ExperimentLoadError(f"{where}: not JSON ({exc.msg}, column {exc.colno})") from None
-            if isinstance(data, dict) and set(data) == {"summary"}:
+        for number, data in read_jsonl(path, ExperimentLoadError, "a graded record"):
+            if set(data) == {"summary"}:
                 summary = data["summary"] if isinstance(data["summary"], dict) else {}
                 continue
-            records.append(_record(data, where))
+            try:
+                record = ExperimentRecord.model_validate(data)
+            except ValidationError as exc:
+                raise ExperimentLoadError(validation_message(f"{path}: line {number}", exc)) from None
+            bad = [name for name, score in record.scores.items() if not math.isfinite(score)]
+            if bad:
+                raise ExperimentLoadError(f"{path}: line {number}: $.scores.{bad[0]}: expected a finite number")
+            records.append(record)
         if not records:
-            raise ExperimentLoadError(f"experiment file {source}: no record in it (expected one JSON object "
-                                      "per graded query, as written by 'agenteval experiment run')")
-        source_name, graded_by = summary.get("source"), summary.get("graded_by")
-        return cls(records=records, source=source_name if isinstance(source_name, str) else None,
+            raise ExperimentLoadError(f"{path}: no record in it (expected one JSON object per graded query, "
+                                      "as written by 'agenteval experiment run')")
+        source, graded_by = summary.get("source"), summary.get("graded_by")
+        return cls(records=records, source=source if isinstance(source, str) else None,
                    graded_by=graded_by if isinstance(graded_by, str) else None)
-
-
-def _record(data: Any, where: str) -> ExperimentRecord:
-    """One record line, validated; ``ExperimentLoadError`` naming the field and what was expected."""
-    if not isinstance(data, dict):
-        raise ExperimentLoadError(f"{where}: expected a JSON object (a graded record), got {type(data).__name__}")
-    try:
-        record = ExperimentRecord.model_validate(data)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            field = ".".join(str(part) for part in error["loc"]) or "(record)"
-            message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
-            problems.append(f"{field}: {message}")
-        raise ExperimentLoadError(f"{where}: {'; '.join(problems)}") from None
-    bad = [name for name, score in record.scores.items() if not math.isfinite(score)]
-    if bad:
-        raise ExperimentLoadError(f"{where}: scores.{bad[0]}: expected a finite number")
-    return record
