@@ -58,8 +58,10 @@ def comparison_table(comparison: Comparison) -> Any:
 
     table = Table(title=f"{comparison.source_b or 'B'} vs {comparison.source_a or 'A'} "
                         f"({comparison.pairs} paired queries)")
-    for column in ("metric", "pairs", "mean A", "mean B", "delta", "95% CI", "p", ""):
-        table.add_column(column, justify="left" if column in ("metric", "") else "right")
+    table.add_column("metric", overflow="fold")
+    for column in ("pairs", "mean A", "mean B", "delta", "95% CI", "p"):
+        table.add_column(column, justify="right")
+    table.add_column("", min_width=9, no_wrap=True)
     for metric in comparison.metrics:
         interval = f"[{_number(metric.ci_low, True)}, {_number(metric.ci_high, True)}]" \
             if metric.ci_low is not None else "–"

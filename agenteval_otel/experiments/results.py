@@ -185,7 +185,7 @@ class ExperimentResult(BaseModel):
                 raise ExperimentLoadError(validation_message(f"{path}: line {number}", exc)) from None
             bad = [name for name, score in record.scores.items() if not math.isfinite(score)]
             if bad:
-                raise ExperimentLoadError(f"{path}: line {number}: $.scores.{bad[0]}: expected a finite number")
+                raise ExperimentLoadError(f"{path}: line {number}: scores.{bad[0]}: expected a finite number")
             records.append(record)
         if not records:
             raise ExperimentLoadError(f"{path}: no record in it (expected one JSON object per graded query, "
