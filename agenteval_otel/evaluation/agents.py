@@ -29,6 +29,7 @@ import inspect
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,11 +39,13 @@ from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation.models import MessageContent, SessionInput
 from agenteval_otel.evaluation.modules import load_object
 
-__all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "load_agent", "reply_text"]
+__all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "agent_thread_cpu", "load_agent", "reply_text"]
 
 _log = logging.getLogger(__name__)
 _abandoned: contextvars.ContextVar[list[threading.Thread] | None] = contextvars.ContextVar(
     "agenteval_abandoned_agent_threads", default=None)
+_thread_cpu: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "agenteval_agent_thread_cpu", default=None)
 
 _NAMES = {
     "thread_id": "thread_id", "conversation_id": "thread_id", "session_id": "thread_id",
@@ -161,6 +164,18 @@ def abandoned_agent_threads() -> Iterator[list[threading.Thread]]:
         _abandoned.reset(token)
 
 
+@contextmanager
+def agent_thread_cpu() -> Iterator[list[float]]:
+    """The CPU seconds (``time.thread_time``) each sync agent call made inside this block (and
+    the tasks it starts) spent in its own thread, appended as each call ends, raised or not."""
+    spent: list[float] = []
+    token = _thread_cpu.set(spent)
+    try:
+        yield spent
+    finally:
+        _thread_cpu.reset(token)
+
+
 async def _in_daemon_thread(call: Callable[[], Any], name: str) -> Any:
     """``call()`` in a daemon thread with the caller's context (so its spans nest under the turn's).
 
@@ -172,10 +187,14 @@ async def _in_daemon_thread(call: Callable[[], Any], name: str) -> Any:
     context = contextvars.copy_context()
 
     def work() -> None:
+        cpu_started = time.thread_time()
         try:
             outcome: tuple[Any, BaseException | None] = (context.run(call), None)
         except BaseException as exc:  # handed to the awaiting task, which raises it
             outcome = (None, exc)
+        spent = context.get(_thread_cpu)
+        if spent is not None:
+            spent.append(time.thread_time() - cpu_started)
         try:
             loop.call_soon_threadsafe(_settle, future, *outcome)
         except RuntimeError:  # the loop is closed: nobody waits for this call any more
