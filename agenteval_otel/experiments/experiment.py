@@ -4,8 +4,8 @@
 see :func:`~agenteval_otel.evaluation.graders.load_grader_dir`), the template's ``entry`` holds:
 
 ================  ===========================================================================
-``content``       the exchange as text, ``USER: <query>\\nASSISTANT: <response>`` (what page
-                  003's ``{{ entry.content }}`` calls the conversation history)
+``content``       the exchange as text, ``USER: <query>\\nASSISTANT: <response>`` (a conversation
+                  history for ``{{ entry.content }}``)
 ``query``         the query's content
 ``response``      the agent's final response (``None`` when it gave none)
 ``ground_truth``  the query set's ground truth (``None`` when it has none)
@@ -15,7 +15,7 @@ see :func:`~agenteval_otel.evaluation.graders.load_grader_dir`), the template's 
 ================  ===========================================================================
 
 Each metric the grader returns passes when its score reaches its threshold (``thresholds``
-per metric, else ``threshold``, 0.5 by default: graders score from 0 to 1 as on page 003).
+per metric, else ``threshold``, 0.5 by default: graders score from 0 to 1).
 
 **With eval criteria** (an :class:`~agenteval_otel.evaluation.EvalConfig`), each record's
 trajectory is scored by the :class:`~agenteval_otel.evaluation.scoring.Scorer`. Reference-free
