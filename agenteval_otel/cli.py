@@ -1,7 +1,8 @@
 """The ``agenteval`` command.
 
 Exit codes: 0 = all passed, 1 = some case failed or errored (or the output's reader went away,
-as with ``agenteval ... | head``), 2 = bad input.
+as with ``agenteval ... | head``), 2 = bad input. ``experiment run``: 1 when some record failed or
+errored; ``experiment compare``: 1 when some metric is significantly lower in B than in A.
 """
 
 from __future__ import annotations
@@ -417,6 +418,99 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK if done else EXIT_FAILED
 
 
+def _cmd_experiment_run(args: argparse.Namespace) -> int:
+    """Grade a simulation run with a grader directory or eval criteria; write the experiment."""
+    from rich.console import Console
+
+    from agenteval_otel.evaluation.config import EvalConfig
+    from agenteval_otel.evaluation.criteria.registry import load_criteria_module
+    from agenteval_otel.evaluation.graders import load_grader_dir
+    from agenteval_otel.experiments import SimulationRecord, arun_experiment, experiment_table
+
+    for module in args.criteria_module or ():
+        load_criteria_module(module)
+    config = EvalConfig.load(args.config) if args.config else None
+    grader = load_grader_dir(args.grader) if args.grader else None
+    records = SimulationRecord.load_jsonl(args.run)
+    if not records:
+        raise ConfigError(f"{args.run}: no simulation record in it (expected one JSON object per query, "
+                          "as written by 'agenteval simulate')")
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency: expected at least 1, got {args.concurrency}")
+    result = run_sync(arun_experiment(records, grader=grader, config=config, concurrency=args.concurrency,
+                                      threshold=args.threshold, source=str(args.run)), "arun_experiment")
+    if args.grader:
+        result.graded_by = f"grader {args.grader}"
+    try:
+        result.write_jsonl(args.out)
+    except OSError as exc:
+        raise ConfigError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from None
+    if not args.quiet:
+        console = Console()
+        console.print(experiment_table(result))
+        console.print(f"wrote {args.out}", highlight=False)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _cmd_experiment_compare(args: argparse.Namespace) -> int:
+    """Compare experiment B with experiment A; exit 1 when a metric is significantly lower in B."""
+    from rich.console import Console
+
+    from agenteval_otel.experiments import ExperimentResult, compare, comparison_table
+
+    if args.resamples < 1:
+        raise ConfigError(f"--resamples: expected at least 1, got {args.resamples}")
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
+    a, b = ExperimentResult.load_jsonl(args.a), ExperimentResult.load_jsonl(args.b)
+    a.source, b.source = str(args.a), str(args.b)
+    comparison = compare(a, b, resamples=args.resamples, seed=args.seed, alpha=args.alpha)
+    if args.report:
+        try:
+            Path(args.report).write_text(comparison.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--report {args.report}: cannot write there ({exc.strerror or exc})") from None
+    if not args.quiet:
+        console = Console()
+        console.print(comparison_table(comparison))
+        if args.report:
+            console.print(f"wrote {args.report}", highlight=False)
+    return EXIT_FAILED if comparison.regressions else EXIT_OK
+
+
+def _experiment_parser(sub: Any) -> None:
+    experiment = sub.add_parser("experiment", help="grade a simulation run; compare two experiments")
+    commands = experiment.add_subparsers(dest="experiment_command", required=True, metavar="COMMAND")
+    run = commands.add_parser("run", help="grade a simulation run (RUN.jsonl) with a grader or eval criteria")
+    run.add_argument("run", metavar="RUN.jsonl", help="a simulation run, as written by 'agenteval simulate'")
+    how = run.add_mutually_exclusive_group(required=True)
+    how.add_argument("--grader", metavar="DIR",
+                     help="a grader directory: template.j2, model_config.json and optionally parser.py")
+    how.add_argument("--config", metavar="FILE",
+                     help="eval criteria (EvalConfig JSON); reference-based ones use each query's ground truth")
+    run.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
+                     help="import a module or .py file whose @criterion functions the config names")
+    run.add_argument("--out", required=True, metavar="EXP.jsonl",
+                     help="where the experiment goes: one graded record per line, then a summary line")
+    run.add_argument("--concurrency", type=int, default=4, metavar="N", help="records graded at once (4)")
+    run.add_argument("--threshold", type=float, default=0.5, metavar="T",
+                     help="with --grader: the score a metric must reach to pass (0.5)")
+    run.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    run.set_defaults(handler=_cmd_experiment_run)
+    compared = commands.add_parser("compare", help="compare experiment B with experiment A, metric by metric")
+    compared.add_argument("a", metavar="A.jsonl", help="the baseline experiment")
+    compared.add_argument("b", metavar="B.jsonl", help="the experiment compared with it")
+    compared.add_argument("--report", metavar="FILE", help="write the comparison as JSON")
+    compared.add_argument("--resamples", type=int, default=2000, metavar="N",
+                          help="bootstrap resamples for the confidence interval (2000)")
+    compared.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed (0)")
+    compared.add_argument("--alpha", type=float, default=0.05,
+                          help="significance level of the paired test (0.05); a metric significantly lower "
+                               "in B exits 1")
+    compared.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    compared.set_defaults(handler=_cmd_experiment_compare)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agenteval",
@@ -526,6 +620,7 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--shutdown-timeout", type=float, default=10.0, metavar="S",
                        help="seconds to finish scoring and exporting when stopped (10)")
     serve.set_defaults(handler=_cmd_serve)
+    _experiment_parser(sub)
     return parser
 
 

@@ -10,6 +10,7 @@
     │   └── GraderError    a grader's template, model configuration or response parser is invalid,
     │                      or its template could not be rendered for an entry
     ├── TraceReadError     (also a ValueError) a trace file or trace source could not be read
+    ├── ExperimentLoadError (also a ValueError) an experiment results file could not be read
     └── JudgeError         an LLM judge is missing, failed or answered what could not be read
         ├── JudgeNotConfiguredError  no judge endpoint (or no openai package) is configured
         ├── JudgeUnavailableError    the endpoint could not be reached or refused the request
@@ -27,6 +28,7 @@ __all__ = [
     "AgentEvalError",
     "ConfigError",
     "EvalSetLoadError",
+    "ExperimentLoadError",
     "GraderError",
     "JudgeError",
     "JudgeNotConfiguredError",
@@ -67,6 +69,11 @@ class GraderError(ConfigError):
 
 class TraceReadError(AgentEvalError, ValueError):
     """A trace file or trace source could not be read."""
+
+
+class ExperimentLoadError(AgentEvalError, ValueError):
+    """An experiment results file could not be read: missing file, bad JSON, or a record of the
+    wrong shape (the message names the line)."""
 
 
 class JudgeError(AgentEvalError):

@@ -2,13 +2,15 @@
 
 A grader is three things: an input template (Jinja2, rendered in a sandbox over the entry's data
 only), a model configuration (JSON: ``model``, optional ``temperature`` and ``base_url``) and a
-response parser (the first JSON object in the reply by default, or your own function).
+response parser (the first JSON object in the reply by default, or your own function); a grader
+directory holds the three as files (:func:`load_grader_dir`).
 
 >>> from agenteval_otel.evaluation.graders import Grader
 >>> Grader("Rate: {{ entry.content }}", {"model": "gpt-4o"}).render({"content": "Hi"})
 'Rate: Hi'
 """
 
+from agenteval_otel.evaluation.graders.directory import load_grader_dir
 from agenteval_otel.evaluation.graders.grader import Grader, GradeResult
 from agenteval_otel.evaluation.graders.model_config import GraderModelConfig
 from agenteval_otel.evaluation.graders.parsers import (
@@ -25,6 +27,7 @@ __all__ = [
     "GraderModelConfig",
     "InputTemplate",
     "ResponseParser",
+    "load_grader_dir",
     "load_parser",
     "metric_scores",
     "parse_json_response",

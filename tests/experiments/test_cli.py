@@ -1,0 +1,99 @@
+"""``agenteval experiment run|compare``: exit codes, files written, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agenteval_otel.cli import main
+from agenteval_otel.experiments import ExperimentResult, SimulationRecord
+from tests.judge.judge_server import Reply, serve
+
+EXAMPLE_GRADER = Path(__file__).resolve().parents[2] / "examples" / "graders" / "helpfulness"
+
+
+def _write_run(path: Path, responses: list[str]) -> Path:
+    records = [SimulationRecord(query_index=i, query=f"question {i}?", response=r, ground_truth="the answer")
+               for i, r in enumerate(responses)]
+    path.write_text("".join(r.model_dump_json() + "\n" for r in records))
+    return path
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "criteria.json"
+    config.write_text(json.dumps({"criteria": {"final_response_present": 1.0, "response_match": 0.7}}))
+    return config
+
+
+def test_experiment_run_with_criteria_exits_1_when_a_record_fails(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    run = _write_run(tmp_path / "run.jsonl", ["the answer", "something else"])
+    out = tmp_path / "exp.jsonl"
+    assert main(["experiment", "run", str(run), "--config", str(_config(tmp_path)), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "response_match" in printed and "2 record(s): 1 passed, 1 failed, 0 errored" in printed
+    result = ExperimentResult.load_jsonl(out)
+    assert [r.passed for r in result.records] == [True, False] and result.source == str(run)
+    good = _write_run(tmp_path / "good.jsonl", ["the answer"])
+    assert main(["experiment", "run", str(good), "--config", str(_config(tmp_path)), "--out", str(out),
+                 "--quiet"]) == 0
+
+
+def test_experiment_run_with_a_grader_directory_against_a_local_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _write_run(tmp_path / "run.jsonl", ["the answer", "the answer too"])
+    scores = json.dumps({"helpfulness": 1.0, "groundedness": 0.75, "professionalism": 1.0})
+    with serve(lambda r: Reply(scores)) as server:
+        monkeypatch.setenv("AGENTEVAL_JUDGE_BASE_URL", server.url)
+        monkeypatch.setenv("AGENTEVAL_JUDGE_API_KEY", "local")
+        monkeypatch.delenv("AGENTEVAL_JUDGE_CACHE", raising=False)
+        code = main(["experiment", "run", str(run), "--grader", str(EXAMPLE_GRADER), "--out",
+                     str(tmp_path / "exp.jsonl"), "--concurrency", "2", "--quiet"])
+    assert code == 0 and server.count == 2
+    assert ExperimentResult.load_jsonl(tmp_path / "exp.jsonl").summary.metrics["groundedness"].mean == 0.75
+
+
+def test_experiment_compare_exits_1_on_a_significant_regression_and_writes_the_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = str(_config(tmp_path))
+    good = _write_run(tmp_path / "good.jsonl", ["the answer"] * 9)
+    bad = _write_run(tmp_path / "bad.jsonl", ["no"] * 8 + ["the answer"])
+    for name, run in (("a", good), ("b", bad)):
+        main(["experiment", "run", str(run), "--config", config, "--out", str(tmp_path / f"{name}.jsonl"), "--quiet"])
+    capsys.readouterr()
+    report = tmp_path / "cmp.json"
+    assert main(["experiment", "compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"),
+                 "--report", str(report)]) == 1
+    printed = capsys.readouterr().out
+    assert "regressed" in printed and "passed in A, not in B (8)" in printed
+    data = json.loads(report.read_text())
+    assert {m["metric"]: m["p_value"] for m in data["metrics"]}["response_match"] == 2 / 256
+    assert len(data["newly_failed"]) == 8
+    assert main(["experiment", "compare", str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"), "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["experiment", "run", "RUN", "--config", "CONFIG", "--out", "OUT"], "line 2"),
+    (["experiment", "run", "RUN", "--grader", "NOWHERE", "--out", "OUT"], "not a directory"),
+    (["experiment", "compare", "RUN", "RUN"], "line 1"),
+    (["experiment", "compare", "MISSING", "MISSING"], "no such file"),
+])
+def test_bad_input_exits_2_with_a_message_and_no_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"query_index": 0, "query": "a"}\n{"query_index": "one"}\n')
+    names = {"RUN": str(run), "CONFIG": str(_config(tmp_path)), "OUT": str(tmp_path / "o.jsonl"),
+             "NOWHERE": str(tmp_path / "nowhere"), "MISSING": str(tmp_path / "missing.jsonl")}
+    if "compare" in argv:
+        run.write_text('{"query_index": 0, "query": "a", "unexpected": 1}\n')
+    assert main([names.get(arg, arg) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agenteval: error: ") and message in err and "Traceback" not in err
+
+
+def test_run_needs_a_grader_or_criteria(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["experiment", "run", "run.jsonl", "--out", "exp.jsonl"])
+    assert exited.value.code == 2 and "one of the arguments --grader --config is required" in capsys.readouterr().err
