@@ -5,8 +5,9 @@ and two experiments compared (a model that regressed on one city)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,34 +47,35 @@ def _model(broken_city: str | None) -> object:
     return script
 
 
-@pytest.fixture
-def environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("OPENAI_API_KEY", "local")
-    monkeypatch.setenv("AGENTEVAL_JUDGE_API_KEY", "local")
-    monkeypatch.setenv("AGENTEVAL_JUDGE_MODEL", "local-grader")
-    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
-    yield
+def _agenteval(*args: str, base_url: str, cwd: Path) -> int:
+    """The command, as a user runs it: in a process of its own (the example agent instruments the
+    openai client when it is loaded, and the command configures tracing for its process)."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "OPENAI_API_KEY": "local", "OPENAI_BASE_URL": base_url,
+                   "AGENTEVAL_JUDGE_API_KEY": "local", "AGENTEVAL_JUDGE_MODEL": "local-grader",
+                   "AGENTEVAL_JUDGE_BASE_URL": base_url}
+    environment.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    done = subprocess.run([sys.executable, "-m", "agenteval_otel.cli", *args], env=environment, cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode
 
 
-def _simulate_and_grade(tmp_path: Path, name: str, broken_city: str | None,
-                        monkeypatch: pytest.MonkeyPatch) -> Path:
+def _simulate_and_grade(tmp_path: Path, name: str, broken_city: str | None) -> Path:
     queries = tmp_path / "queries.jsonl"
     queries.write_text("".join(json.dumps(q) + "\n" for q in QUERIES))
     run, experiment = tmp_path / f"{name}.run.jsonl", tmp_path / f"{name}.exp.jsonl"
     with serve(_model(broken_city)) as server:  # type: ignore[arg-type]
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("AGENTEVAL_JUDGE_BASE_URL", server.base_url)
-        assert main(["simulate", str(queries), "--agent", str(REPO_ROOT / "examples" / "openai_agent.py")
-                     + ":weather_agent", "--out", str(run), "--quiet"]) == 0
-        code = main(["experiment", "run", str(run), "--grader", str(REPO_ROOT / "examples" / "graders" / "helpfulness"),
-                     "--out", str(experiment)])
+        assert _agenteval("simulate", str(queries), "--agent", "examples/openai_agent.py:weather_agent",
+                          "--out", str(run), "--quiet", base_url=server.base_url, cwd=REPO_ROOT) == 0
+        code = _agenteval("experiment", "run", str(run), "--grader", "examples/graders/helpfulness",
+                          "--out", str(experiment), base_url=server.base_url, cwd=REPO_ROOT)
     assert code == (0 if broken_city is None else 1)
     return experiment
 
 
-def test_simulate_then_grade_then_compare(tmp_path: Path, environment: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    baseline = _simulate_and_grade(tmp_path, "baseline", None, monkeypatch)
-    candidate = _simulate_and_grade(tmp_path, "candidate", "Tokyo", monkeypatch)
+def test_simulate_then_grade_then_compare(tmp_path: Path) -> None:
+    baseline = _simulate_and_grade(tmp_path, "baseline", None)
+    candidate = _simulate_and_grade(tmp_path, "candidate", "Tokyo")
 
     records = sorted(SimulationRecord.load_jsonl(tmp_path / "baseline.run.jsonl"), key=lambda r: r.query_index)
     assert [r.response for r in records] == [f"The weather in Paris is {WEATHER['Paris']}.",
