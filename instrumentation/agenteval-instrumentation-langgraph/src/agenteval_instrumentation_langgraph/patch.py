@@ -73,6 +73,14 @@ def _guarded(what: str, function: Callable[..., _T], *args: Any) -> _T | None:
         return None
 
 
+def _settle(what: str, finish: Callable[..., None], run: StepRun, *args: Any) -> None:
+    """``finish(run, *args)`` (end or fail the step), guarded; the step is no longer current
+    afterwards even when recording its end failed (a step left current would parent the next
+    graph's spans)."""
+    _guarded(what, finish, run, *args)
+    _guarded("leaving the step", run.deactivate)
+
+
 def _argument(args: tuple[Any, ...], kwargs: Mapping[str, Any], index: int, name: str) -> Any:
     return args[index] if len(args) > index else kwargs.get(name)
 
@@ -137,13 +145,11 @@ def graph_invoke(provider: TracerProvider | None) -> Wrapper:
         try:
             output = wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the graph's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the graph's error", _fail, run, error)
             raise
         finally:
             _graph_calling.reset(token)
-        _guarded("recording the graph's output", _end_graph, run, output)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the graph's output", _end_graph, run, output)
         return output
 
     return wrapper
@@ -161,13 +167,11 @@ def graph_ainvoke(provider: TracerProvider | None) -> Wrapper:
         try:
             output = await wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the graph's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the graph's error", _fail, run, error)
             raise
         finally:
             _graph_calling.reset(token)
-        _guarded("recording the graph's output", _end_graph, run, output)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the graph's output", _end_graph, run, output)
         return output
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -246,11 +250,9 @@ def graph_stream(provider: TracerProvider | None) -> Wrapper:
                 _guarded("ending the graph's step", run.end)
             raise
         except BaseException as error:
-            _guarded("recording the graph's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the graph's error", _fail, run, error)
             raise
-        _guarded("recording the graph's output", _end_graph, run, state.last)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the graph's output", _end_graph, run, state.last)
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled() or _called_by_invoke(instance):
@@ -293,11 +295,9 @@ def graph_astream(provider: TracerProvider | None) -> Wrapper:
                 _guarded("ending the graph's step", run.end)
             raise
         except BaseException as error:
-            _guarded("recording the graph's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the graph's error", _fail, run, error)
             raise
-        _guarded("recording the graph's output", _end_graph, run, state.last)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the graph's output", _end_graph, run, state.last)
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled() or _called_by_invoke(instance):
@@ -339,11 +339,9 @@ def node_run(provider: TracerProvider | None) -> Wrapper:
         try:
             result = wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the node's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the node's error", _fail, run, error)
             raise
-        _guarded("recording the node's output", _end_node, run, task)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the node's output", _end_node, run, task)
         return result
 
     return wrapper
@@ -361,11 +359,9 @@ def node_arun(provider: TracerProvider | None) -> Wrapper:
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the node's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the node's error", _fail, run, error)
             raise
-        _guarded("recording the node's output", _end_node, run, task)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the node's output", _end_node, run, task)
         return result
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -400,8 +396,7 @@ def branch_finish(provider: TracerProvider | None) -> Wrapper:
         try:
             routed = wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the conditional's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the conditional's error", _fail, run, error)
             raise
         _guarded("ending the conditional's step", run.end)
         return routed
@@ -448,11 +443,9 @@ def tool_run(provider: TracerProvider | None) -> Wrapper:
         try:
             output = wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the tool's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the tool's error", _fail, run, error)
             raise
-        _guarded("recording the tool's result", _end_tool, run, output)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the tool's result", _end_tool, run, output)
         return output
 
     return wrapper
@@ -468,11 +461,9 @@ def tool_arun(provider: TracerProvider | None) -> Wrapper:
         try:
             output = await wrapped(*args, **kwargs)
         except BaseException as error:
-            _guarded("recording the tool's error", _fail, run, error)
-            _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+            _settle("recording the tool's error", _fail, run, error)
             raise
-        _guarded("recording the tool's result", _end_tool, run, output)
-        _guarded("leaving the step", run.deactivate)  # current no more, even if recording failed
+        _settle("recording the tool's result", _end_tool, run, output)
         return output
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
