@@ -192,6 +192,49 @@ def _request_line(spans: Sequence[ReadableSpan]) -> bytes:
     return orjson.dumps({"resourceSpans": resource_spans}, option=orjson.OPT_APPEND_NEWLINE, default=str)
 
 
+class _LineFile:
+    """A file that lines are appended to, each flushed at once: thread-safe, closed once. Opened
+    (for appending) when made, so a bad path fails there with ``OSError``. ``owner`` names the
+    exporter in log lines."""
+
+    def __init__(self, path: Path, owner: str) -> None:
+        self.path = path
+        self.owner = owner
+        self._handle: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - closed by close()
+        self._lock = threading.Lock()
+
+    def append(self, line: bytes) -> bool:
+        """Write ``line`` and flush it; ``False`` when the file is closed (``OSError`` propagates)."""
+        with self._lock:
+            if self._handle is None:
+                return False
+            self._handle.write(line)
+            self._handle.flush()
+            return True
+
+    def flush(self) -> bool:
+        """Flush once more; whether the file is open and the flush worked (a failure is logged)."""
+        with self._lock:
+            if self._handle is None:
+                return False
+            try:
+                self._handle.flush()
+            except OSError:
+                logger.exception("%s(%s): flush failed", self.owner, self.path)
+                return False
+            return True
+
+    def close(self) -> None:
+        """Close the file; later appends return ``False``. Idempotent."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError:
+                logger.exception("%s(%s): close failed", self.owner, self.path)
+
+
 class OtlpJsonFileExporter(SpanExporter):
     """An SDK ``SpanExporter`` appending one OTLP/JSON request per export, one per line.
 
@@ -204,8 +247,7 @@ class OtlpJsonFileExporter(SpanExporter):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - closed by shutdown
-        self._lock = threading.Lock()
+        self._file = _LineFile(self.path, "OtlpJsonFileExporter")
         self._warned_closed = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -213,38 +255,20 @@ class OtlpJsonFileExporter(SpanExporter):
         try:
             if not spans:
                 return SpanExportResult.SUCCESS
-            line = _request_line(spans)
-            with self._lock:
-                if self._handle is None:
-                    if not self._warned_closed:
-                        self._warned_closed = True
-                        logger.warning("OtlpJsonFileExporter(%s): export after shutdown dropped", self.path)
-                    return SpanExportResult.FAILURE
-                self._handle.write(line)
-                self._handle.flush()
-            return SpanExportResult.SUCCESS
+            if self._file.append(_request_line(spans)):
+                return SpanExportResult.SUCCESS
+            if not self._warned_closed:
+                self._warned_closed = True
+                logger.warning("OtlpJsonFileExporter(%s): export after shutdown dropped", self.path)
+            return SpanExportResult.FAILURE
         except Exception:
             logger.exception("OtlpJsonFileExporter(%s): failed to write %d span(s)", self.path, len(spans))
             return SpanExportResult.FAILURE
 
     def force_flush(self, timeout_millis: int | None = 30000) -> bool:
         """Every export is already flushed; flush once more and report whether the file is open."""
-        with self._lock:
-            if self._handle is None:
-                return False
-            try:
-                self._handle.flush()
-            except OSError:
-                logger.exception("OtlpJsonFileExporter(%s): flush failed", self.path)
-                return False
-            return True
+        return self._file.flush()
 
     def shutdown(self) -> None:
         """Close the file; later exports fail. Idempotent."""
-        with self._lock:
-            handle, self._handle = self._handle, None
-        if handle is not None:
-            try:
-                handle.close()
-            except OSError:
-                logger.exception("OtlpJsonFileExporter(%s): close failed", self.path)
+        self._file.close()

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 
-from agenteval_otel.tracing.file_export import _any_value, _attributes
+from agenteval_otel.tracing.file_export import _any_value, _attributes, _LineFile
 
 __all__ = ["OtlpJsonLogFileExporter", "logs_file_for"]
 
@@ -97,37 +96,25 @@ class OtlpJsonLogFileExporter(LogRecordExporter):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._handle: IO[bytes] | None = open(self.path, "ab")  # noqa: SIM115 - closed by shutdown
-        self._lock = threading.Lock()
+        self._file = _LineFile(self.path, "OtlpJsonLogFileExporter")
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
         """Append ``batch`` as one line; ``FAILURE`` (logged) if it cannot be written."""
         try:
             if not batch:
                 return LogRecordExportResult.SUCCESS
-            line = _request_line(batch)
-            with self._lock:
-                if self._handle is None:
-                    logger.debug("OtlpJsonLogFileExporter(%s): export after shutdown dropped", self.path)
-                    return LogRecordExportResult.FAILURE
-                self._handle.write(line)
-                self._handle.flush()
-            return LogRecordExportResult.SUCCESS
+            if self._file.append(_request_line(batch)):
+                return LogRecordExportResult.SUCCESS
+            logger.debug("OtlpJsonLogFileExporter(%s): export after shutdown dropped", self.path)
+            return LogRecordExportResult.FAILURE
         except Exception:
             logger.exception("OtlpJsonLogFileExporter(%s): failed to write %d record(s)", self.path, len(batch))
             return LogRecordExportResult.FAILURE
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Every export is already flushed: whether the file is still open."""
-        with self._lock:
-            return self._handle is not None
+        return self._file.flush()
 
     def shutdown(self) -> None:
         """Close the file; later exports fail. Idempotent."""
-        with self._lock:
-            handle, self._handle = self._handle, None
-        if handle is not None:
-            try:
-                handle.close()
-            except OSError:
-                logger.exception("OtlpJsonLogFileExporter(%s): close failed", self.path)
+        self._file.close()
