@@ -23,12 +23,20 @@ class Received:
     spans: list[SpanRecord] = field(default_factory=list)
     logs: list[LogRecord] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    received: threading.Event = field(default_factory=threading.Event)
+    """Set when spans have come."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def names(self) -> list[str]:
+        """The names of the spans received, in order."""
+        return [span.name for span in self.spans]
 
     def take_spans(self, records: list[SpanRecord]) -> None:
         with self.lock:
             self.spans += records
             self.paths.append("/v1/traces")
+        self.received.set()
 
     def take_logs(self, records: list[LogRecord]) -> None:
         with self.lock:

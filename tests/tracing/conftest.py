@@ -3,25 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
-import socket
-import threading
 from collections.abc import Iterator
-from concurrent import futures
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import grpc
 import pytest
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agenteval_otel.tracing import TracingHandle, configure, providers
 from agenteval_otel.tracing.content import active_policy, set_active_policy
+from tests.otlp_receiver import Received, closed_port, grpc_receiver, http_receiver
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -80,71 +74,22 @@ def traced_agent() -> ModuleType:
     return module
 
 
-@pytest.fixture
-def closed_port() -> int:
+@pytest.fixture(name="closed_port")
+def closed_port_fixture() -> int:
     """A port on 127.0.0.1 that nothing listens on (just released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return closed_port()
 
 
-@dataclass
-class Receiver:
-    """What an OTLP receiver got: span names by request."""
-
-    endpoint: str
-    names: list[str] = field(default_factory=list)
-    received: threading.Event = field(default_factory=threading.Event)
-
-    def record(self, request: trace_service_pb2.ExportTraceServiceRequest) -> None:
-        for resource_spans in request.resource_spans:
-            for scope_spans in resource_spans.scope_spans:
-                self.names.extend(span.name for span in scope_spans.spans)
-        self.received.set()
-
-
-@pytest.fixture
-def http_receiver() -> Iterator[Receiver]:
+@pytest.fixture(name="http_receiver")
+def http_receiver_fixture() -> Iterator[Received]:
     """An OTLP/HTTP (protobuf) receiver on 127.0.0.1."""
-    receiver = Receiver(endpoint="")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            receiver.record(trace_service_pb2.ExportTraceServiceRequest.FromString(body))
-            payload = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    receiver.endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield receiver
-    server.shutdown()
-    server.server_close()
+    with http_receiver() as received:
+        yield received
 
 
-@pytest.fixture
-def grpc_receiver() -> Iterator[Receiver]:
-    """An OTLP/gRPC receiver on 127.0.0.1."""
-    receiver = Receiver(endpoint="")
-
-    class Service(trace_service_pb2_grpc.TraceServiceServicer):
-        def Export(self, request: Any, context: Any) -> Any:
-            receiver.record(request)
-            return trace_service_pb2.ExportTraceServiceResponse()
-
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Service(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    receiver.endpoint = f"http://127.0.0.1:{port}"
-    yield receiver
-    server.stop(grace=None)
+@pytest.fixture(name="grpc_receiver")
+def grpc_receiver_fixture() -> Iterator[Received]:
+    """An OTLP/gRPC receiver on 127.0.0.1 (``endpoint`` as the exporter's ``http://host:port``)."""
+    with grpc_receiver() as received:
+        received.endpoint = f"http://{received.endpoint}"
+        yield received
