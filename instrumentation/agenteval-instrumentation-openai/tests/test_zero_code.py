@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,10 @@ import pytest
 from agenteval_instrumentation_openai import OpenAIInstrumentor
 
 from agenteval_otel.traces import read_trajectories
-from agenteval_otel.traces.otlp_proto import records_from_proto
+from agenteval_otel.traces.receiver import OtlpReceiver
 from agenteval_otel.tracing import agent, configure
 from agenteval_otel.trajectory import build_trajectories
+from agenteval_otel.trajectory.spans import SpanRecord
 
 APP = '''
 import json
@@ -49,38 +49,24 @@ print(ask("What is the weather in Paris?"))
 '''
 
 
-class _Receiver(ThreadingHTTPServer):
-    daemon_threads = True
-    bodies: list[bytes]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Receiver
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 - the http.server protocol
-        self.server.bodies.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-
 @pytest.fixture
-def receiver() -> Iterator[_Receiver]:
-    """An OTLP/HTTP trace receiver on 127.0.0.1 keeping the request bodies."""
-    server = _Receiver(("127.0.0.1", 0), _Handler)
-    server.bodies = []
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def receiver() -> Iterator[tuple[OtlpReceiver, list[SpanRecord]]]:
+    """Our OTLP/HTTP receiver on 127.0.0.1, and the spans it got."""
+    received: list[SpanRecord] = []
+    lock = threading.Lock()
+
+    def keep(records: list[SpanRecord]) -> None:
+        with lock:
+            received.extend(records)
+
+    with OtlpReceiver(keep, http_port=0) as running:
+        yield running, received
 
 
-def test_opentelemetry_instrument_traces_an_unchanged_app(tmp_path: Path, server: Any, receiver: _Receiver) -> None:
+def test_opentelemetry_instrument_traces_an_unchanged_app(
+    tmp_path: Path, server: Any, receiver: tuple[OtlpReceiver, list[SpanRecord]]
+) -> None:
+    running, records = receiver
     app = tmp_path / "app.py"
     app.write_text(APP)
     environment = {
@@ -91,7 +77,7 @@ def test_opentelemetry_instrument_traces_an_unchanged_app(tmp_path: Path, server
         "OTEL_SERVICE_NAME": "weather-app",
         "OTEL_TRACES_EXPORTER": "otlp",
         "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{receiver.server_address[1]}/v1/traces",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{running.http_port}/v1/traces",
         "OTEL_METRICS_EXPORTER": "none",
         "OTEL_LOGS_EXPORTER": "none",
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
@@ -100,7 +86,6 @@ def test_opentelemetry_instrument_traces_an_unchanged_app(tmp_path: Path, server
     done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "The weather in Paris is sunny."
-    records = [record for body in receiver.bodies for record in records_from_proto(body)]
     assert {r.name for r in records} == {"invoke_agent weather-app", "chat local"}
     (trajectory,) = build_trajectories(records)
     assert [(c.name, c.args, c.result) for c in trajectory.tool_calls()] == [("get_weather", {"city": "Paris"}, "sunny")]
