@@ -247,6 +247,8 @@ class _OffFastPath(Exception):
 
 _KINDS_BY_NUMBER: dict[Any, str] = {None: "unspecified", **dict(enumerate(SPAN_KINDS))}
 _UNSET = SpanStatus()
+_STATUS_BY_CODE: dict[Any, SpanStatus] = {0: _UNSET, 1: SpanStatus("ok"), 2: SpanStatus("error")}
+"""The statuses that carry a code and no message, shared."""
 
 
 def _fast_value(value: Any) -> Any:
@@ -280,17 +282,19 @@ def _fast_attributes(items: Any) -> dict[str, Any]:
         raise _OffFastPath
     decoded: dict[str, Any] = {}
     for item in items:
-        key = item["key"]
         value = item["value"]
+        text = value.get("stringValue")  # the common case first: one string
+        if type(text) is str and len(value) == 1:
+            decoded[intern(item["key"])] = intern(text) if len(text) <= _SHORT else text
+            continue
+        key = item["key"]
         if type(key) is not str:
             raise _OffFastPath
-        if type(value) is dict and len(value) == 1:
-            text = value.get("stringValue")
-            if type(text) is str:
-                decoded[intern(key)] = intern(text) if len(text) <= _SHORT else text
-                continue
         decoded[intern(key)] = _fast_value(value)
     return decoded
+
+
+_LOWER_HEX = "0123456789abcdef"
 
 
 def _fast_id(value: Any, width: int, seen: dict[str, str]) -> str | None:
@@ -298,7 +302,7 @@ def _fast_id(value: Any, width: int, seen: dict[str, str]) -> str | None:
     known = seen.get(value)
     if known is not None:
         return known
-    if type(value) is not str or len(value) != width or bytes.fromhex(value).hex() != value:
+    if type(value) is not str or len(value) != width or value.strip(_LOWER_HEX):
         raise _OffFastPath
     if not value.strip("0"):
         return None
@@ -318,6 +322,16 @@ def _fast_text(value: Any) -> str | None:
     if value is None or type(value) is str:
         return value or None
     raise _OffFastPath
+
+
+def _fast_status(status: Any) -> SpanStatus:
+    if not status:
+        return _UNSET
+    if type(status) is dict and len(status) == 1:
+        shared = _STATUS_BY_CODE.get(status.get("code"))
+        if shared is not None:
+            return shared
+    return _status(status)
 
 
 def _fast_events(events: Any) -> tuple[SpanEvent, ...]:
@@ -357,7 +371,6 @@ def _fast_records(doc: dict[str, Any]) -> list[SpanRecord]:
                 start = int(span["startTimeUnixNano"])
                 end = int(span["endTimeUnixNano"])
                 events = span.get("events")
-                status = span.get("status")
                 append(SpanRecord(
                     trace_id,
                     span_id,
@@ -368,7 +381,7 @@ def _fast_records(doc: dict[str, Any]) -> list[SpanRecord]:
                     end or start,
                     _fast_attributes(span.get("attributes")),
                     _fast_events(events) if events else (),
-                    _status(status) if status else _UNSET,
+                    _fast_status(span.get("status")),
                     resource,
                     scope_name,
                     scope_version,

@@ -114,28 +114,35 @@ def _is_model_call(reading: SpanReading, *, wraps_a_model: bool) -> bool:
                 and not reading.output_messages and reading.usage is None)
 
 
-def _key(span: _Span) -> tuple[int, int]:
-    return (span.record.start_ns, span.arrival)
+def _span_start(span: _Span) -> int:
+    return span.record.start_ns
+
+
+def _by_start(spans: list[_Span]) -> list[_Span]:
+    """``spans`` (in arrival order) by start time; the sort is stable, so ties keep arrival order."""
+    return sorted(spans, key=_span_start) if len(spans) > 1 else spans
 
 
 def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
     ordered: list[_Span] = []
+    append = ordered.append
     seen: set[int] = set()
-    pending = sorted(roots, key=_key)
-    # Spans caught in a parent cycle have no root; they are appended as roots of their own.
-    leftovers = iter(sorted(spans.values(), key=_key))
+    pending = _by_start(roots)
     while True:
-        stack = list(reversed(pending))
+        stack = pending[::-1]
+        pop, extend = stack.pop, stack.extend
         while stack:
-            span = stack.pop()
+            span = pop()
             if id(span) in seen:
                 continue
             seen.add(id(span))
-            ordered.append(span)
-            stack.extend(reversed(sorted(span.children, key=_key)))
+            append(span)
+            if span.children:
+                extend(_by_start(span.children)[::-1])
         if len(ordered) == len(spans):
             return ordered
-        pending = [next(s for s in leftovers if id(s) not in seen)]
+        # Spans caught in a parent cycle have no root: the earliest left becomes a root of its own.
+        pending = [next(s for s in _by_start(list(spans.values())) if id(s) not in seen)]
 
 
 def _is_router(span: _Span) -> bool:
@@ -271,10 +278,9 @@ def _step(
 
 
 def _metadata(reading: SpanReading) -> dict[str, Any]:
-    metadata = {"convention": reading.convention}
     if reading.metadata:
-        metadata.update(reading.metadata)
-    return metadata
+        return {"convention": reading.convention, **dict(reading.metadata)}
+    return {"convention": reading.convention}
 
 
 def _output_text(reading: SpanReading) -> str | None:
@@ -353,7 +359,8 @@ def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]], phantoms: set[str]) 
             if calls:
                 metadata["tool_calls"] = [{"name": c.name, "args": c.args, "call_id": c.call_id} for c in calls]
             if reading.usage is not None:
-                metadata["usage"] = reading.usage.model_dump()
+                usage = reading.usage
+                metadata["usage"] = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
             if role is SpanRole.MODEL:
                 metadata["model"] = reading.name
             speaker = reading.output_messages[-1].role if reading.output_messages else reading.name

@@ -64,7 +64,7 @@ def normalize_role(role: Any) -> str:
 def _part_text(part: Any) -> str | None:
     if isinstance(part, str):
         return part
-    if isinstance(part, Mapping) and part.get("type", "text") in _TEXT_PARTS:
+    if isinstance(part, dict) and part.get("type", "text") in _TEXT_PARTS:
         for key in ("text", "content"):
             value = part.get(key)
             if isinstance(value, str):
@@ -78,7 +78,7 @@ def message_text(content: Any) -> str | None:
     ``None`` when there is no text."""
     if content is None or isinstance(content, str):
         return content
-    if isinstance(content, Mapping):
+    if isinstance(content, dict):
         for key in ("text", "content"):
             value = content.get(key)
             if isinstance(value, str):
@@ -102,7 +102,7 @@ def decode_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
     """
     if value is None:
         return None, None
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return dict(value), None
     if isinstance(value, (str, bytes)):
         if not value.strip():
@@ -164,10 +164,10 @@ def json_equal(expected: Any, actual: Any, leaf: Callable[[Any, Any], bool | Non
         return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
     if _is_number(expected) or _is_number(actual):
         return _is_number(expected) and _is_number(actual) and expected == actual
-    if isinstance(expected, Mapping) or isinstance(actual, Mapping):
+    if isinstance(expected, dict) or isinstance(actual, dict):
         if isinstance(expected, str) or isinstance(actual, str):
             return json_equal(parse_args(expected), parse_args(actual), leaf)
-        if not (isinstance(expected, Mapping) and isinstance(actual, Mapping)):
+        if not (isinstance(expected, dict) and isinstance(actual, dict)):
             return False
         return expected.keys() == actual.keys() and all(json_equal(expected[k], actual[k], leaf) for k in expected)
     if isinstance(expected, (list, tuple)) or isinstance(actual, (list, tuple)):

@@ -45,19 +45,19 @@ MARKERS = Markers(frozenset({TOOL_CALL_ARGS, TOOL_RESPONSE, LLM_REQUEST}))
 
 
 def _content(content: Any) -> ChatMessage | None:
-    if not isinstance(content, Mapping):
+    if not isinstance(content, dict):
         return None
     texts: list[str] = []
     calls = []
     responses = []
     for part in content.get("parts") or ():
-        if not isinstance(part, Mapping):
+        if not isinstance(part, dict):
             continue
         if isinstance(part.get("text"), str) and not part.get("thought"):
             texts.append(part["text"])
-        if isinstance(call := part.get("function_call"), Mapping):
+        if isinstance(call := part.get("function_call"), dict):
             calls.append(requested_call(call.get("name"), call.get("args"), call.get("id")))
-        if isinstance(response := part.get("function_response"), Mapping):
+        if isinstance(response := part.get("function_response"), dict):
             responses.append(ToolResponse(response.get("id"), response.get("response"), response.get("name")))
     return ChatMessage(
         normalize_role(content.get("role") or "user"),
@@ -69,18 +69,18 @@ def _content(content: Any) -> ChatMessage | None:
 
 def _request_messages(value: Any) -> tuple[ChatMessage, ...]:
     request = decode_json(value)
-    if not isinstance(request, Mapping):
+    if not isinstance(request, dict):
         return ()
     return tuple(m for c in request.get("contents") or () if (m := _content(c)) is not None)
 
 
 def _declared_tools(value: Any) -> tuple[ToolDefinition, ...]:
     request = decode_json(value)
-    config = request.get("config") if isinstance(request, Mapping) else None
-    tools = config.get("tools") if isinstance(config, Mapping) else None
+    config = request.get("config") if isinstance(request, dict) else None
+    tools = config.get("tools") if isinstance(config, dict) else None
     found = []
     for tool in tools or ():
-        for declaration in (tool.get("function_declarations") or ()) if isinstance(tool, Mapping) else ():
+        for declaration in (tool.get("function_declarations") or ()) if isinstance(tool, dict) else ():
             if (definition := tool_definition(declaration)) is not None:
                 found.append(definition)
     return tuple(found)
@@ -88,12 +88,12 @@ def _declared_tools(value: Any) -> tuple[ToolDefinition, ...]:
 
 def _response(value: Any) -> tuple[tuple[ChatMessage, ...], TokenUsage | None]:
     response = decode_json(value)
-    if not isinstance(response, Mapping):
+    if not isinstance(response, dict):
         return (), None
     message = _content(response.get("content"))
     usage = None
     metadata = response.get("usage_metadata")
-    if isinstance(metadata, Mapping):
+    if isinstance(metadata, dict):
         usage = TokenUsage.from_attributes(metadata, ("prompt_token_count",), ("candidates_token_count",))
     return ((message,) if message else ()), usage
 

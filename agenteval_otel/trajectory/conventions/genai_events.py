@@ -44,7 +44,7 @@ _NESTED = ("message", "tool_calls")
 def _body(attributes: Mapping[str, Any]) -> dict[str, Any]:
     encoded = attributes.get(attr.GEN_AI_EVENT_CONTENT)
     body = decode_json(encoded) if encoded is not None else attributes
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return {"content": body}
     return {key: decode_json(value) if key in _NESTED else value for key, value in body.items()}
 
@@ -60,7 +60,7 @@ def event_messages(events: Iterable[SpanEvent]) -> tuple[tuple[ChatMessage, ...]
             received += parse_messages(event.attributes.get(attr.GEN_AI_COMPLETION))
         elif event.name == attr.GEN_AI_CHOICE_EVENT:
             body = _body(event.attributes)
-            message = body["message"] if isinstance(body.get("message"), Mapping) else body
+            message = body["message"] if isinstance(body.get("message"), dict) else body
             received += parse_messages([{**message, "role": message.get("role") or "assistant"}])
         elif event.name in _ROLES:
             message = _body(event.attributes)
@@ -79,5 +79,5 @@ def events_from_attribute(value: Any) -> list[SpanEvent]:
     return [
         SpanEvent(str(item["event.name"]), 0, {k: v for k, v in item.items() if k != "event.name"})
         for item in decoded
-        if isinstance(item, Mapping) and isinstance(item.get("event.name"), str)
+        if isinstance(item, dict) and isinstance(item.get("event.name"), str)
     ]

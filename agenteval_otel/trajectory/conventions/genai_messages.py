@@ -46,7 +46,7 @@ def _from_parts(role: str, parts: list[Any]) -> ChatMessage:
         if isinstance(part, str):
             texts.append(part)
             continue
-        if not isinstance(part, Mapping):
+        if not isinstance(part, dict):
             continue
         kind = part.get("type", "text")
         if kind == "text" and isinstance(part.get("content"), str):
@@ -63,8 +63,8 @@ def _from_parts(role: str, parts: list[Any]) -> ChatMessage:
 def _from_openai(message: Mapping[str, Any], role: str) -> ChatMessage:
     calls = []
     for call in message.get("tool_calls") or ():
-        if isinstance(call, Mapping):
-            function = call["function"] if isinstance(call.get("function"), Mapping) else call
+        if isinstance(call, dict):
+            function = call["function"] if isinstance(call.get("function"), dict) else call
             calls.append(requested_call(function.get("name"), function.get("arguments"), call.get("id")))
     responses: tuple[ToolResponse, ...] = ()
     text = message_text(message.get("content"))
@@ -80,13 +80,13 @@ def parse_messages(value: Any) -> tuple[ChatMessage, ...]:
     Anything unreadable yields no messages rather than an error.
     """
     decoded = decode_json(value)
-    if isinstance(decoded, Mapping):
+    if isinstance(decoded, dict):
         decoded = [decoded]
     if not isinstance(decoded, list):
         return ()
     messages = []
     for message in decoded:
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             continue
         role = normalize_role(message.get("role"))
         parts = message.get("parts")

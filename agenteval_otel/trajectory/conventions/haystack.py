@@ -45,25 +45,25 @@ def _message(message: Mapping[str, Any]) -> ChatMessage:
     calls = []
     responses = []
     for part in message.get("content") or ():
-        if not isinstance(part, Mapping):
+        if not isinstance(part, dict):
             continue
         if isinstance(part.get("text"), str):
             texts.append(part["text"])
         call = part.get("tool_call")
-        if isinstance(call, Mapping):
+        if isinstance(call, dict):
             calls.append(requested_call(call.get("tool_name"), call.get("arguments"), call.get("id")))
         outcome = part.get("tool_call_result")
-        if isinstance(outcome, Mapping):
+        if isinstance(outcome, dict):
             origin = outcome.get("origin")
-            origin = origin if isinstance(origin, Mapping) else {}
+            origin = origin if isinstance(origin, dict) else {}
             responses.append(ToolResponse(origin.get("id"), decode_result(outcome.get("result")), origin.get("tool_name")))
     return ChatMessage(normalize_role(message.get("role")), "".join(texts) or None, tuple(calls), tuple(responses))
 
 
 def _messages(value: Any, key: str) -> tuple[ChatMessage, ...]:
     decoded = decode_json(value)
-    listed = decoded.get(key) if isinstance(decoded, Mapping) else None
-    return tuple(_message(m) for m in listed or () if isinstance(m, Mapping))
+    listed = decoded.get(key) if isinstance(decoded, dict) else None
+    return tuple(_message(m) for m in listed or () if isinstance(m, dict))
 
 
 def _last_text(messages: tuple[ChatMessage, ...], role: str) -> str | None:
@@ -72,23 +72,23 @@ def _last_text(messages: tuple[ChatMessage, ...], role: str) -> str | None:
 
 def _usage(replies: Any) -> TokenUsage | None:
     decoded = decode_json(replies)
-    first = (decoded.get("replies") or [None])[0] if isinstance(decoded, Mapping) else None
-    usage = ((first or {}).get("meta") or {}).get("usage") if isinstance(first, Mapping) else None
-    if not isinstance(usage, Mapping):
+    first = (decoded.get("replies") or [None])[0] if isinstance(decoded, dict) else None
+    usage = ((first or {}).get("meta") or {}).get("usage") if isinstance(first, dict) else None
+    if not isinstance(usage, dict):
         return None
     return TokenUsage.from_attributes(usage, ("prompt_tokens", "input_tokens"), ("completion_tokens", "output_tokens"))
 
 
 def _model(replies: Any) -> str | None:
     decoded = decode_json(replies)
-    first = (decoded.get("replies") or [None])[0] if isinstance(decoded, Mapping) else None
-    meta = first.get("meta") if isinstance(first, Mapping) else None
-    return str(meta["model"]) if isinstance(meta, Mapping) and meta.get("model") else None
+    first = (decoded.get("replies") or [None])[0] if isinstance(decoded, dict) else None
+    meta = first.get("meta") if isinstance(first, dict) else None
+    return str(meta["model"]) if isinstance(meta, dict) and meta.get("model") else None
 
 
 def _tool_error(output: Any) -> str | None:
     decoded = decode_json(output)
-    if isinstance(decoded, Mapping) and isinstance(decoded.get("error"), str):
+    if isinstance(decoded, dict) and isinstance(decoded.get("error"), str):
         return decoded["error"]
     return str(output)
 

@@ -48,12 +48,12 @@ MARKERS = Markers(frozenset({OPENINFERENCE_METADATA, TRACELOOP_INPUT, TRACELOOP_
 
 def _metadata(a: Mapping[str, Any]) -> Mapping[str, Any] | None:
     metadata = decode_json(a.get(OPENINFERENCE_METADATA))
-    if isinstance(metadata, Mapping) and LANGGRAPH_NODE in metadata:
+    if isinstance(metadata, dict) and LANGGRAPH_NODE in metadata:
         return metadata
     entity = decode_json(a.get(TRACELOOP_INPUT))
-    if isinstance(entity, Mapping):
+    if isinstance(entity, dict):
         metadata = entity.get("metadata")
-        if isinstance(metadata, Mapping) and LANGGRAPH_NODE in metadata:
+        if isinstance(metadata, dict) and LANGGRAPH_NODE in metadata:
             return metadata
     node = a.get(TRACELOOP_ASSOCIATION + LANGGRAPH_NODE)
     if node is not None:
@@ -62,7 +62,7 @@ def _metadata(a: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def _branch_name(item: Any) -> str | None:
-    if isinstance(item, Mapping) and isinstance(item.get("node"), str):
+    if isinstance(item, dict) and isinstance(item.get("node"), str):
         return str(item["node"])
     if isinstance(item, str):
         match = _SEND.match(item)
@@ -77,7 +77,7 @@ def branch_taken(output: Any) -> str | list[str] | None:
     if isinstance(decoded, list):
         names = [_branch_name(item) for item in decoded]
         return None if not names or None in names else [str(name) for name in names]
-    if isinstance(decoded, Mapping):
+    if isinstance(decoded, dict):
         return _branch_name(decoded)
     if isinstance(decoded, bool):
         return str(decoded).lower()
@@ -90,7 +90,7 @@ def branch_taken(output: Any) -> str | list[str] | None:
 
 def _graph_run(record: SpanRecord) -> SpanReading | None:
     metadata = decode_json(record.attributes.get(OPENINFERENCE_METADATA))
-    if not isinstance(metadata, Mapping) or metadata.get("ls_integration") != "langgraph":
+    if not isinstance(metadata, dict) or metadata.get("ls_integration") != "langgraph":
         return None
     a = record.attributes
     return SpanReading(

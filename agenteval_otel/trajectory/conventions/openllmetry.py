@@ -64,7 +64,7 @@ def entity_value(value: Any) -> Any:
     keyword arguments, or what the LangChain instrumentation wrapped in ``inputs`` /
     ``outputs`` / ``output``. The value is always JSON (a returned string arrives quoted)."""
     decoded = decode_result(value)
-    if not isinstance(decoded, Mapping):
+    if not isinstance(decoded, dict):
         return decoded
     for key in ("inputs", "outputs", "output"):
         if key in decoded:
@@ -93,9 +93,9 @@ def _session(a: Mapping[str, Any]) -> str | None:
 def _read_tool(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
     decoded = decode_json(a.get(ENTITY_INPUT))
     if (
-        isinstance(decoded, Mapping)
+        isinstance(decoded, dict)
         and "input_str" in decoded
-        and not isinstance(decoded.get("inputs"), Mapping)
+        and not isinstance(decoded.get("inputs"), dict)
     ):
         args, raw = decode_arguments(decoded["input_str"])
     else:

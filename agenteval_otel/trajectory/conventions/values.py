@@ -79,12 +79,12 @@ def decode_result(value: Any) -> Any:
 
 def _message_fields(message: Any) -> tuple[str, Any] | None:
     """(role, content) of a message in OpenAI, GenAI-parts or LangChain (dumped or serialised) form."""
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         return None
     if "kwargs" in message and isinstance(message.get("id"), list):  # LangChain lc serialisation
-        kwargs = message["kwargs"] if isinstance(message["kwargs"], Mapping) else {}
+        kwargs = message["kwargs"] if isinstance(message["kwargs"], dict) else {}
         return normalize_role(message["id"][-1]), kwargs.get("content")
-    if "data" in message and isinstance(message["data"], Mapping):  # LangChain message_to_dict
+    if "data" in message and isinstance(message["data"], dict):  # LangChain message_to_dict
         return normalize_role(message.get("type")), message["data"].get("content")
     role = message.get("role") or message.get("type")
     if "parts" in message:
@@ -112,7 +112,7 @@ def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
     decoded = decode_json(value)
     if isinstance(decoded, str):
         return decoded
-    if isinstance(decoded, Mapping):
+    if isinstance(decoded, dict):
         messages = decoded.get("messages")
         if isinstance(messages, list) and messages:
             flat = messages[0] if isinstance(messages[0], list) else messages
@@ -125,7 +125,7 @@ def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
             if key in decoded and (text := text_from(decoded[key], role, _depth + 1)) is not None:
                 return text
         return None
-    if isinstance(decoded, list) and decoded and all(isinstance(m, Mapping) for m in decoded):
+    if isinstance(decoded, list) and decoded and all(isinstance(m, dict) for m in decoded):
         return _last_message_text(decoded, role)
     return None
 
@@ -174,14 +174,14 @@ def tool_message(value: Any) -> tuple[Any, str | None, str | None] | None:
     """``(content, tool_call_id, status)`` when ``value`` is a dumped LangChain ``ToolMessage``
     (``{"type": "tool", "data": {...}}`` or its ``lc`` serialisation); ``None`` otherwise."""
     decoded = decode_json(value)
-    if not isinstance(decoded, Mapping):
+    if not isinstance(decoded, dict):
         return None
     body: Any = None
-    if decoded.get("type") == "tool" and isinstance(decoded.get("data"), Mapping):
+    if decoded.get("type") == "tool" and isinstance(decoded.get("data"), dict):
         body = decoded["data"]
     elif isinstance(decoded.get("id"), list) and decoded["id"][-1:] == ["ToolMessage"]:
         body = decoded.get("kwargs")
-    if not isinstance(body, Mapping):
+    if not isinstance(body, dict):
         return None
     call_id = body.get("tool_call_id")
     status = body.get("status")
@@ -197,17 +197,17 @@ def tool_definition(value: Any, name: Any = None) -> ToolDefinition | None:
     ``{"type": "function", "function": {"name", "parameters"}}``, the GenAI ``{"name",
     "parameters"}``, or a bare parameters schema (then ``name`` names the tool)."""
     decoded = decode_json(value)
-    if not isinstance(decoded, Mapping):
+    if not isinstance(decoded, dict):
         return None
-    if isinstance(decoded.get("function"), Mapping):
+    if isinstance(decoded.get("function"), dict):
         decoded = decoded["function"]
     schema = decoded.get("parameters", decoded.get("input_schema", decoded))
     schema = decode_json(schema)
     tool_name = decoded.get("name") or name
-    if not tool_name or not isinstance(schema, Mapping):
+    if not tool_name or not isinstance(schema, dict):
         return None
     properties = schema.get("properties")
-    parameters = tuple(str(key) for key in properties) if isinstance(properties, Mapping) else ()
+    parameters = tuple(str(key) for key in properties) if isinstance(properties, dict) else ()
     return ToolDefinition(str(tool_name), parameters)
 
 
@@ -245,10 +245,10 @@ def unwrap_call_envelope(args: dict[str, Any], parameters: tuple[str, ...] = ())
     >>> unwrap_call_envelope({"city": "Paris"})
     {'city': 'Paris'}
     """
-    if "input_str" in args and isinstance(args.get("inputs"), Mapping):
+    if "input_str" in args and isinstance(args.get("inputs"), dict):
         return dict(args["inputs"])
     kwargs = args.get("kwargs")
-    if not isinstance(kwargs, Mapping):
+    if not isinstance(kwargs, dict):
         return args
     positional = args.get("args", [])
     others = [key for key in args if key not in ("args", "kwargs")]
@@ -266,6 +266,6 @@ def unwrap_call_envelope(args: dict[str, Any], parameters: tuple[str, ...] = ())
 def unwrap_tool_output(result: Any) -> tuple[Any, bool]:
     """``(value, is_error)`` of a tool result a framework wrapped (LlamaIndex's ``ToolOutput``:
     ``{"tool_name", "raw_input", "raw_output", "is_error", ...}``); anything else as it is."""
-    if isinstance(result, Mapping) and "raw_output" in result and "tool_name" in result:
+    if isinstance(result, dict) and "raw_output" in result and "tool_name" in result:
         return decode_result(result["raw_output"]), bool(result.get("is_error"))
     return result, False
