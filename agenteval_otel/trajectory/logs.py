@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from agenteval_otel.trajectory.spans import SpanEvent, SpanRecord
 
 __all__ = ["LogRecord", "attach_logs"]
@@ -47,13 +49,26 @@ class LogRecord:
         return self.event_name or str(self.attributes.get(EVENT_NAME_ATTRIBUTE) or "")
 
     def as_event(self) -> SpanEvent:
-        """The record as a span event: the body's fields (a map) or ``body`` beside the attributes."""
+        """The record as a span event: the body's fields (a map, or a string holding a JSON
+        object, as Semantic Kernel writes it) or ``body`` beside the attributes."""
         attributes = {k: v for k, v in self.attributes.items() if k != EVENT_NAME_ATTRIBUTE}
-        if isinstance(self.body, Mapping):
-            attributes = {**self.body, **attributes}
-        elif self.body is not None:
-            attributes.setdefault("body", self.body)
+        body = _json_object(self.body) if isinstance(self.body, str) else self.body
+        if isinstance(body, Mapping):
+            attributes = {**body, **attributes}
+        elif body is not None:
+            attributes.setdefault("body", body)
         return SpanEvent(self.name, self.time_ns, attributes)
+
+
+def _json_object(text: str) -> Any:
+    """``text`` decoded when it holds a JSON object; else ``text`` as it is."""
+    if text[:1] != "{":
+        return text
+    try:
+        decoded = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    return decoded if isinstance(decoded, dict) else text
 
 
 def attach_logs(records: Iterable[SpanRecord], logs: Iterable[LogRecord]) -> Iterator[SpanRecord]:

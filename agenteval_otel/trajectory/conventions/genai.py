@@ -15,11 +15,13 @@ from typing import Any
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_events import event_messages, events_from_attribute
-from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
+from agenteval_otel.trajectory.conventions.genai_messages import converse_blocks, parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, Markers, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
     decode_result,
     tool_definitions,
+    tool_message,
+    unwrap_call_envelope,
 )
 from agenteval_otel.trajectory.messages import decode_arguments
 from agenteval_otel.trajectory.spans import SpanRecord
@@ -38,6 +40,8 @@ _HANDOFF_TOOLS = frozenset({"transfer_to_agent"})  # Google ADK's agent transfer
 _PHANTOM_TOOLS = frozenset({"(merged tools)", "(merged)"})  # Google ADK after parallel calls
 _PYDANTIC_FINAL_RESULT = "final_result"
 _PYDANTIC_ALL_MESSAGES = "pydantic_ai.all_messages"
+_SESSION_ID = "session.id"
+_SEMANTIC_KERNEL = "semantic_kernel."
 _INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, attr.GEN_AI_USAGE_PROMPT_TOKENS)
 _OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, attr.GEN_AI_USAGE_COMPLETION_TOKENS)
 MARKERS = Markers(frozenset({attr.GEN_AI_OPERATION_NAME, attr.GEN_AI_REQUEST_MODEL}))
@@ -78,28 +82,72 @@ def _last_text(messages: tuple[ChatMessage, ...], role: str) -> str | None:
 
 def _conversation(a: dict[str, Any]) -> str | None:
     value = a.get(attr.GEN_AI_CONVERSATION_ID)
+    if value is None:
+        value = a.get(_SESSION_ID)  # what producers without a conversation id record instead
     return None if value is None else str(value)
 
 
 def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
     name = str(a.get(attr.GEN_AI_TOOL_NAME) or _suffix(record.name, attr.OP_EXECUTE_TOOL))
+    metadata: tuple[tuple[str, Any], ...] = ()
+    if record.scope_name is not None and record.scope_name.startswith(_SEMANTIC_KERNEL) and "-" in name:
+        plugin, name = name.split("-", 1)  # Semantic Kernel names a function <plugin>-<function>
+        metadata = (("plugin", plugin),)
     if name in _PHANTOM_TOOLS or record.name.endswith("(merged)"):
         return SpanReading(SpanRole.IGNORED, name, NAME)
     if name in _HANDOFF_TOOLS:
         return SpanReading(SpanRole.HANDOFF, name, NAME)
-    args, raw = decode_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS))
+    recorded_args, recorded_result = _tool_call_events(record)
+    args, raw = decode_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS, recorded_args))
+    if args is not None:
+        args = unwrap_call_envelope(args)
+    result = decode_result(a.get(attr.GEN_AI_TOOL_CALL_RESULT, recorded_result))
     call_id = a.get(attr.GEN_AI_TOOL_CALL_ID)
+    error = record.error
+    if (message := tool_message(_callback_output(result))) is not None:
+        result, message_call_id, status = message
+        call_id = call_id if call_id is not None else message_call_id
+        if status == "error" and error is None:
+            error = str(result)
     return SpanReading(
         SpanRole.TOOL,
         name,
         NAME,
         args=args,
         raw_args=raw,
-        result=decode_result(a.get(attr.GEN_AI_TOOL_CALL_RESULT)),
+        result=result,
         call_id=None if call_id is None else str(call_id),
-        error=record.error,
+        error=error,
         conversation_id=_conversation(a),
+        metadata=metadata,
     )
+
+
+def _tool_call_events(record: SpanRecord) -> tuple[Any, Any]:
+    """``(arguments, result)`` from a tool span's own events, where Strands Agents records them:
+    a ``gen_ai.tool.message`` event with the call's input, a ``gen_ai.choice`` event with its
+    output (content blocks). Without the choice, a tool message is the result."""
+    sent = received = None
+    for event in record.events:
+        if event.name == attr.GEN_AI_TOOL_MESSAGE_EVENT:
+            sent = event.attributes.get("content")
+        elif event.name == attr.GEN_AI_CHOICE_EVENT:
+            received = event.attributes.get("message")
+    if received is None:
+        return None, sent
+    blocks = converse_blocks(received)
+    if blocks is not None:
+        texts = [block["text"] for block in blocks if isinstance(block.get("text"), str)]
+        received = texts[0] if len(texts) == 1 else "\n".join(texts)
+    return sent, received
+
+
+def _callback_output(result: Any) -> Any:
+    """The tool's output out of a LangChain ``on_tool_end`` payload (``{"output": ..., "kwargs":
+    ...}``, which OpenLLMetry records as the tool call's result); anything else as it is."""
+    if isinstance(result, dict) and "output" in result and set(result) <= {"output", "kwargs"}:
+        return result["output"]
+    return result
 
 
 def _read_agent(record: SpanRecord, a: dict[str, Any], operation: str) -> SpanReading:

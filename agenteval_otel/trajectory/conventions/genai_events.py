@@ -60,7 +60,13 @@ def event_messages(events: Iterable[SpanEvent]) -> tuple[tuple[ChatMessage, ...]
             received += parse_messages(event.attributes.get(attr.GEN_AI_COMPLETION))
         elif event.name == attr.GEN_AI_CHOICE_EVENT:
             body = _body(event.attributes)
-            message = body["message"] if isinstance(body.get("message"), dict) else body
+            inner = body.get("message")
+            if isinstance(inner, dict):
+                message = inner
+            elif isinstance(inner, (list, str)):  # content blocks, or the text itself
+                message = {"content": inner}
+            else:
+                message = body
             received += parse_messages([{**message, "role": message.get("role") or "assistant"}])
         elif event.name in _ROLES:
             message = _body(event.attributes)

@@ -2,8 +2,9 @@
 
 A message is ``{"role": ..., "parts": [...]}`` with parts of type ``text`` (``content``),
 ``tool_call`` (``id``, ``name``, ``arguments``) and ``tool_call_response`` (``id``,
-``response``). Producers also write ``result`` for ``response``, arguments as a JSON string, and
-the older OpenAI-style ``{"role", "content", "tool_calls"}`` messages; all are read.
+``response``). Producers also write ``result`` for ``response``, arguments as a JSON string, the
+older OpenAI-style ``{"role", "content", "tool_calls"}`` messages, and content as Bedrock Converse
+blocks (``text``, ``toolUse``, ``toolResult``; Strands Agents records these); all are read.
 
 >>> messages = parse_messages('[{"role": "assistant", "parts": [{"type": "tool_call", '
 ...     '"name": "get_weather", "arguments": {"city": "Paris"}, "id": "c1"}]}]')
@@ -27,7 +28,7 @@ from agenteval_otel.trajectory.conventions.values import (
 )
 from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 
-__all__ = ["parse_messages", "requested_call"]
+__all__ = ["converse_blocks", "parse_messages", "requested_call"]
 
 
 def requested_call(name: Any, arguments: Any, call_id: Any) -> RequestedToolCall:
@@ -60,7 +61,57 @@ def _from_parts(role: str, parts: list[Any]) -> ChatMessage:
     return ChatMessage(role, text, tuple(calls), tuple(responses))
 
 
+_CONVERSE_BLOCKS = frozenset({
+    "text", "toolUse", "toolResult", "image", "document", "video", "json", "reasoningContent", "cachePoint",
+    "guardContent", "citationsContent",
+})
+
+
+def converse_blocks(content: Any) -> list[dict[str, Any]] | None:
+    """``content`` as Bedrock Converse content blocks (``[{"text": ...}, {"toolUse": {...}}]``,
+    possibly JSON text), or ``None`` when it is not a list of such blocks."""
+    decoded = decode_json(content) if isinstance(content, str) else content
+    if not isinstance(decoded, list) or not decoded:
+        return None
+    for block in decoded:
+        if not isinstance(block, dict) or len(block) != 1 or next(iter(block)) not in _CONVERSE_BLOCKS:
+            return None
+    return decoded
+
+
+def _converse_result(content: Any) -> Any:
+    """A ``toolResult``'s content blocks as one value: the JSON or text of a single block (JSON
+    text decoded), else the texts joined."""
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        block = content[0]
+        if "json" in block:
+            return block["json"]
+        if isinstance(block.get("text"), str):
+            return decode_result(block["text"])
+    return message_text(content) if isinstance(content, list) else content
+
+
+def _from_converse(role: str, blocks: list[dict[str, Any]]) -> ChatMessage:
+    texts: list[str] = []
+    calls: list[RequestedToolCall] = []
+    responses: list[ToolResponse] = []
+    for block in blocks:
+        ((kind, body),) = block.items()
+        if kind == "text" and isinstance(body, str):
+            texts.append(body)
+        elif kind == "toolUse" and isinstance(body, dict):
+            calls.append(requested_call(body.get("name"), body.get("input"), body.get("toolUseId")))
+        elif kind == "toolResult" and isinstance(body, dict):
+            call_id = body.get("toolUseId")
+            responses.append(ToolResponse(None if call_id is None else str(call_id),
+                                          _converse_result(body.get("content"))))
+    return ChatMessage(role, "\n".join(texts) if texts else None, tuple(calls), tuple(responses))
+
+
 def _from_openai(message: Mapping[str, Any], role: str) -> ChatMessage:
+    blocks = converse_blocks(message.get("content"))
+    if blocks is not None:
+        return _from_converse(role, blocks)
     calls = []
     for call in message.get("tool_calls") or ():
         if isinstance(call, dict):
