@@ -54,3 +54,20 @@ def test_run_reads_to_its_ground_truth(truth_path: Path) -> None:
 
 def test_the_corpus_is_there() -> None:
     assert len(RUNS) >= 4
+
+
+@pytest.mark.parametrize("producer", ["strands_builtin", "langchain_openllmetry"])
+def test_tool_results_are_unwrapped_to_what_the_tool_returned(producer: str) -> None:
+    truth = json.loads((CORPUS / producer / "run1_sequential.ground_truth.json").read_text())
+    (trajectory,) = read_trajectories(_files(CORPUS / producer / "run1_sequential.ground_truth.json")).trajectories
+    tools = [s for s in trajectory.steps if s.step_type is StepType.TOOL]
+    assert [(s.result, s.call_id) for s in tools] == [
+        (c["result"], c["tool_call_id"]) for c in truth["tool_calls_detail"]
+    ]
+
+
+def test_a_session_id_joins_genai_turns_into_one_conversation() -> None:
+    truth_path = CORPUS / "strands_builtin" / "run3_multi_turn.ground_truth.json"
+    (conversation,) = read_trajectories(_files(truth_path), group="conversation").trajectories
+    assert conversation.conversation_id == "corpus-run3_multi_turn"
+    assert len(conversation.turns) == 2
