@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 from agenteval_otel.semconv import EVAL_ID, EVALUATION_MARKER
@@ -55,28 +55,37 @@ _ROLE_PREFIXES = frozenset({"assistant", "ai", "model", "messagerole.assistant"}
 # --- the span tree ----------------------------------------------------------------------------
 
 
-@dataclass(eq=False, slots=True)
 class _Span:
-    record: SpanRecord
-    arrival: int
-    reading: SpanReading | None = None
-    parent: _Span | None = None
-    children: list[_Span] = field(default_factory=list)
+    """A span in its trace's tree, with what its reader read (``None``: not read, or nothing)."""
+
+    __slots__ = ("children", "parent", "reading", "record")
+
+    def __init__(self, record: SpanRecord) -> None:
+        self.record = record
+        self.reading: SpanReading | None = None
+        self.parent: _Span | None = None
+        self.children: list[_Span] | tuple[()] = ()  # a list once it has one
 
 
 def _link(records: Iterable[SpanRecord]) -> list[_Span]:
     """The spans of one trace (the first of duplicate ids kept) in tree order."""
     spans: dict[str, _Span] = {}
-    for arrival, record in enumerate(records):
-        spans.setdefault(record.span_id, _Span(record, arrival))
+    for record in records:
+        if record.span_id not in spans:
+            spans[record.span_id] = _Span(record)
     roots: list[_Span] = []
     for span in spans.values():
-        parent = spans.get(span.record.parent_id) if span.record.parent_id else None
+        parent_id = span.record.parent_id
+        parent = spans.get(parent_id) if parent_id else None
         if parent is None or parent is span:
             roots.append(span)
         else:
             span.parent = parent
-            parent.children.append(span)
+            children = parent.children
+            if isinstance(children, list):
+                children.append(span)
+            else:
+                parent.children = [span]
     return _depth_first(roots, spans)
 
 
@@ -118,9 +127,9 @@ def _span_start(span: _Span) -> int:
     return span.record.start_ns
 
 
-def _by_start(spans: list[_Span]) -> list[_Span]:
+def _by_start(spans: Sequence[_Span]) -> list[_Span]:
     """``spans`` (in arrival order) by start time; the sort is stable, so ties keep arrival order."""
-    return sorted(spans, key=_span_start) if len(spans) > 1 else spans
+    return sorted(spans, key=_span_start) if len(spans) > 1 else list(spans)
 
 
 def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
@@ -335,15 +344,16 @@ def _requested_steps(
     return steps
 
 
-def _steps(scope: Sequence[tuple[SpanRecord, SpanReading]], phantoms: set[str]) -> list[TrajectoryStep]:
-    """The steps of an invocation; requested calls of ``phantoms`` (tools whose spans were
-    recognised as not being steps, e.g. a framework's built-in ``final_answer``) are not steps."""
-    readings = [reading for _, reading in scope]
+def _steps(scope: Sequence[_Span], readings: Sequence[SpanReading], phantoms: set[str]) -> list[TrajectoryStep]:
+    """The steps of an invocation (``scope``: its read spans, ``readings`` theirs); requested
+    calls of ``phantoms`` (tools whose spans were recognised as not being steps, e.g. a
+    framework's built-in ``final_answer``) are not steps."""
     requested = _Requested(readings)
     has_tool_spans = any(r.role is SpanRole.TOOL for r in readings)
     agent_names = {_normal_name(r.name) for r in readings if r.role is SpanRole.AGENT}
     steps: list[TrajectoryStep] = []
-    for record, reading in scope:
+    for span, reading in zip(scope, readings):
+        record = span.record
         role = reading.role
         if role is SpanRole.TOOL:
             steps.append(_tool_step(record, reading, requested))
@@ -461,12 +471,8 @@ def _usage(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> 
 
 
 def _trajectory(scope: Sequence[_Span]) -> Trajectory:
-    read = [
-        (s.record, s.reading)
-        for s in scope
-        if s.reading is not None and s.reading.role is not SpanRole.IGNORED
-    ]
-    readings = [reading for _, reading in read]
+    read = [s for s in scope if s.reading is not None and s.reading.role is not SpanRole.IGNORED]
+    readings = [s.reading for s in read if s.reading is not None]
     agents = [r for r in readings if r.role is SpanRole.AGENT]
     responders = [r for r in readings if r.role in _RESPONDERS]
     user_input = _user_input(agents, responders)
@@ -477,7 +483,7 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     root = scope[0].record
     phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
     return unchecked(Trajectory, {
-        "steps": _steps(read, phantoms),
+        "steps": _steps(read, readings, phantoms),
         "trace_ids": trace_ids,
         "trace_id": root.trace_id,
         "span_id": root.span_id,

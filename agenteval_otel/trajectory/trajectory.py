@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agenteval_otel.trajectory._unchecked import unchecked
 from agenteval_otel.trajectory.messages import MessageContent, ToolCall
 from agenteval_otel.trajectory.steps import StepType, TrajectoryStep
 from agenteval_otel.trajectory.usage import TokenUsage
@@ -51,9 +52,8 @@ class Trajectory(BaseModel):
 
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls, in order."""
-        build = ToolCall.model_construct  # the step's fields are valid already
-        return [
-            build(name=step.name, args=step.args, call_id=step.call_id, result=step.result)
+        return [  # the step's fields are valid already
+            unchecked(ToolCall, {"name": step.name, "args": step.args, "call_id": step.call_id, "result": step.result})
             for step in self.steps
             if step.step_type is StepType.TOOL
         ]
