@@ -31,6 +31,7 @@ from agenteval_otel.trajectory.conventions.values import (
     tool_definition,
     tool_definitions,
     tool_message,
+    unwrap_tool_output,
 )
 from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
@@ -53,6 +54,8 @@ AGENT_NAME = "gen_ai.agent.name"
 TOOL_NAME = "gen_ai.tool.name"
 REQUEST_FUNCTIONS = "llm.request.functions"
 TOOL_DEFINITIONS = "gen_ai.tool.definitions"
+TASK_TOOL_NAME = "tool.name"
+TASK_TOOL_ARGUMENTS = "tool.arguments"
 _INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 _OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 _SESSION_KEYS = ("session_id", "conversation_id", "thread_id")
@@ -121,6 +124,32 @@ def _read_tool(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
     )
 
 
+def _read_tool_task(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
+    """A task span that calls a tool (LlamaIndex's ``call_tool`` workflow step): ``tool.name``,
+    ``tool.arguments``, and an output holding the ``tool_id`` and the ``tool_output``."""
+    args, raw = decode_arguments(a.get(TASK_TOOL_ARGUMENTS))
+    output = decode_result(a.get(ENTITY_OUTPUT))
+    result: Any = output
+    call_id = None
+    error = record.error
+    if isinstance(output, dict) and "tool_output" in output:
+        call_id = output.get("tool_id")
+        result, failed = unwrap_tool_output(output["tool_output"])
+        if failed and error is None:
+            error = str(result)
+    return SpanReading(
+        SpanRole.TOOL,
+        str(a[TASK_TOOL_NAME]),
+        NAME,
+        args=args,
+        raw_args=raw,
+        result=result,
+        call_id=None if call_id is None else str(call_id),
+        error=error,
+        conversation_id=_session(a),
+    )
+
+
 def _flat_message(item: dict[str, Any], default_role: str) -> ChatMessage:
     role = normalize_role(item.get("role") or default_role)
     text = message_text(decode_json(item.get("content")))
@@ -175,6 +204,8 @@ def read_openllmetry(record: SpanRecord) -> SpanReading | None:
     kind = str(kind).lower()
     if kind == "tool":
         return _read_tool(record, a)
+    if kind == "task" and a.get(TASK_TOOL_NAME):
+        return _read_tool_task(record, a)
     if kind == "handoff":
         return SpanReading(SpanRole.HANDOFF, record.name, NAME)
     if kind in ("workflow", "agent") or (kind == "task" and record.parent_id is None):
