@@ -15,13 +15,17 @@ from typing import Any
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.trajectory.conventions.genai_events import event_messages, events_from_attribute
-from agenteval_otel.trajectory.conventions.genai_messages import converse_blocks, parse_messages
+from agenteval_otel.trajectory.conventions.genai_messages import (
+    converse_blocks,
+    converse_value,
+    parse_messages,
+)
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, Markers, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import (
     decode_result,
     tool_definitions,
-    tool_message,
     unwrap_call_envelope,
+    unwrap_tool_message,
 )
 from agenteval_otel.trajectory.messages import decode_arguments
 from agenteval_otel.trajectory.spans import SpanRecord
@@ -97,18 +101,17 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
         return SpanReading(SpanRole.IGNORED, name, NAME)
     if name in _HANDOFF_TOOLS:
         return SpanReading(SpanRole.HANDOFF, name, NAME)
-    recorded_args, recorded_result = _tool_call_events(record)
-    args, raw = decode_arguments(a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS, recorded_args))
+    recorded_args = a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS)
+    recorded_result = a.get(attr.GEN_AI_TOOL_CALL_RESULT)
+    if (recorded_args is None or recorded_result is None) and record.events:
+        sent, received = _tool_call_events(record)
+        recorded_args = sent if recorded_args is None else recorded_args
+        recorded_result = received if recorded_result is None else recorded_result
+    args, raw = decode_arguments(recorded_args)
     if args is not None:
         args = unwrap_call_envelope(args)
-    result = decode_result(a.get(attr.GEN_AI_TOOL_CALL_RESULT, recorded_result))
-    call_id = a.get(attr.GEN_AI_TOOL_CALL_ID)
-    error = record.error
-    if (message := tool_message(_callback_output(result))) is not None:
-        result, message_call_id, status = message
-        call_id = call_id if call_id is not None else message_call_id
-        if status == "error" and error is None:
-            error = str(result)
+    output = _callback_output(decode_result(recorded_result))
+    result, call_id, error = unwrap_tool_message(output, a.get(attr.GEN_AI_TOOL_CALL_ID), record.error)
     return SpanReading(
         SpanRole.TOOL,
         name,
@@ -136,10 +139,7 @@ def _tool_call_events(record: SpanRecord) -> tuple[Any, Any]:
     if received is None:
         return None, sent
     blocks = converse_blocks(received)
-    if blocks is not None:
-        texts = [block["text"] for block in blocks if isinstance(block.get("text"), str)]
-        received = texts[0] if len(texts) == 1 else "\n".join(texts)
-    return sent, received
+    return sent, received if blocks is None else converse_value(blocks)
 
 
 def _callback_output(result: Any) -> Any:

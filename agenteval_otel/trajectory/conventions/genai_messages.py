@@ -28,7 +28,7 @@ from agenteval_otel.trajectory.conventions.values import (
 )
 from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
 
-__all__ = ["converse_blocks", "parse_messages", "requested_call"]
+__all__ = ["converse_blocks", "converse_value", "parse_messages", "requested_call"]
 
 
 def requested_call(name: Any, arguments: Any, call_id: Any) -> RequestedToolCall:
@@ -79,9 +79,9 @@ def converse_blocks(content: Any) -> list[dict[str, Any]] | None:
     return decoded
 
 
-def _converse_result(content: Any) -> Any:
-    """A ``toolResult``'s content blocks as one value: the JSON or text of a single block (JSON
-    text decoded), else the texts joined."""
+def converse_value(content: Any) -> Any:
+    """Content blocks (a ``toolResult``'s, or a tool's output) as one value: the JSON or text of
+    a single block (JSON text decoded), else the texts joined."""
     if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
         block = content[0]
         if "json" in block:
@@ -104,7 +104,7 @@ def _from_converse(role: str, blocks: list[dict[str, Any]]) -> ChatMessage:
         elif kind == "toolResult" and isinstance(body, dict):
             call_id = body.get("toolUseId")
             responses.append(ToolResponse(None if call_id is None else str(call_id),
-                                          _converse_result(body.get("content"))))
+                                          converse_value(body.get("content"))))
     return ChatMessage(role, "\n".join(texts) if texts else None, tuple(calls), tuple(responses))
 
 

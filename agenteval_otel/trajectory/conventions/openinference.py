@@ -26,8 +26,8 @@ from agenteval_otel.trajectory.conventions.values import (
     decode_result,
     flattened_list,
     tool_definition,
-    tool_message,
     unwrap_call_envelope,
+    unwrap_tool_message,
     unwrap_tool_output,
 )
 from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
@@ -132,13 +132,7 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
     if args is not None:
         args = unwrap_call_envelope(args, definition.parameters if definition else ())
     result: Any = decode_result(a.get(OUTPUT_VALUE))
-    call_id = a.get(TOOL_ID)
-    error = record.error
-    if (message := tool_message(result)) is not None:
-        result, message_call_id, status = message
-        call_id = call_id or message_call_id
-        if status == "error" and error is None:
-            error = str(result)
+    result, call_id, error = unwrap_tool_message(result, a.get(TOOL_ID), record.error)
     result, failed = unwrap_tool_output(result)
     if failed and error is None:
         error = str(result)

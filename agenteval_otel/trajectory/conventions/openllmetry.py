@@ -30,7 +30,7 @@ from agenteval_otel.trajectory.conventions.values import (
     flattened_list,
     tool_definition,
     tool_definitions,
-    tool_message,
+    unwrap_tool_message,
     unwrap_tool_output,
 )
 from agenteval_otel.trajectory.messages import decode_arguments, message_text, normalize_role
@@ -104,12 +104,7 @@ def _read_tool(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
     else:
         args, raw = decode_arguments(entity_value(a.get(ENTITY_INPUT)))
     result: Any = decode_result(entity_value(a.get(ENTITY_OUTPUT)))
-    call_id = None
-    error = record.error
-    if (message := tool_message(result)) is not None:
-        result, call_id, status = message
-        if status == "error" and error is None:
-            error = str(result)
+    result, call_id, error = unwrap_tool_message(result, None, record.error)
     name = a.get(TOOL_NAME) or a.get(ENTITY_NAME) or _suffix_removed(record.name, ".tool")
     return SpanReading(
         SpanRole.TOOL,

@@ -192,6 +192,19 @@ def tool_message(value: Any) -> tuple[Any, str | None, str | None] | None:
     )
 
 
+def unwrap_tool_message(result: Any, call_id: Any, error: str | None) -> tuple[Any, Any, str | None]:
+    """``(result, call_id, error)`` of a tool span whose result may be a dumped LangChain
+    ``ToolMessage``: then its content is the result, its ``tool_call_id`` the call id where the
+    span had none, and an ``error`` status makes the content the error where the span had none."""
+    message = tool_message(result)
+    if message is None:
+        return result, call_id, error
+    content, message_call_id, status = message
+    if status == "error" and error is None:
+        error = str(content)
+    return content, call_id or message_call_id, error
+
+
 def tool_definition(value: Any, name: Any = None) -> ToolDefinition | None:
     """A tool definition from a JSON schema in any of the usual wrappings: OpenAI's
     ``{"type": "function", "function": {"name", "parameters"}}``, the GenAI ``{"name",
