@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +117,23 @@ class ToolLog:
         with self._lock:
             calls, self._calls = self._calls, []
         return calls
+
+
+def in_asked_order(
+    executed: list[dict[str, Any]], asked: Iterable[tuple[str, dict[str, Any], Any]]
+) -> list[dict[str, Any]]:
+    """The calls the tools recorded (``ToolLog.take()``; parallel ones in any order), put in the
+    order the model asked for them (``(name, args, call_id)``), each with its call id; any call
+    not asked for (there should be none) comes last."""
+    executed = list(executed)
+    detail: list[dict[str, Any]] = []
+    for name, args, call_id in asked:
+        match = next((c for c in executed if c["tool_name"] == name and c["args"] == args), None)
+        if match is not None:
+            executed.remove(match)
+            detail.append({"tool_name": name, "args": match["args"], "tool_call_id": call_id,
+                           **{k: match[k] for k in ("result", "error") if k in match}})
+    return detail + executed
 
 
 def turn_truth(prompt: str, calls: Sequence[dict[str, Any]], final_response: Any) -> dict[str, Any]:

@@ -28,7 +28,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from corpus_kit import OtlpJsonCollector, ToolLog  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, in_asked_order  # noqa: E402
+from corpus_kit import turn_truth as corpus_turn_truth  # noqa: E402
 from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"openinference-instrumentation-agno=={version('openinference-instrumentation-agno')}"
@@ -57,22 +58,9 @@ def celsius_to_fahrenheit(celsius: float) -> float:
 
 
 def turn_truth(prompt: str, output: Any) -> dict[str, Any]:
-    executed = RECORD.take()
-    # order the executed calls as the model asked for them (RunOutput.tools), with their ids
-    detail: list[dict[str, Any]] = []
-    for tool in output.tools or []:
-        args = dict(tool.tool_args or {})
-        match = next((c for c in executed if c["tool_name"] == tool.tool_name and c["args"] == args), None)
-        if match is not None:
-            executed.remove(match)
-            detail.append({"tool_name": match["tool_name"], "args": match["args"],
-                           "tool_call_id": tool.tool_call_id,
-                           **{k: match[k] for k in ("result", "error") if k in match}})
-    detail.extend(executed)  # anything not matched (should be nothing)
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in detail],
-            "tool_calls_detail": detail,
-            "final_response": output.content}
+    # the executed calls in the order the model asked for them (RunOutput.tools), with their ids
+    asked = [(tool.tool_name, dict(tool.tool_args or {}), tool.tool_call_id) for tool in output.tools or []]
+    return corpus_turn_truth(prompt, in_asked_order(RECORD.take(), asked), output.content)
 
 
 def main() -> None:

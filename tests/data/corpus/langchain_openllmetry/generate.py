@@ -35,7 +35,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from corpus_kit import OtlpJsonCollector, ToolLog  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, in_asked_order  # noqa: E402
+from corpus_kit import turn_truth as corpus_turn_truth  # noqa: E402
 from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"opentelemetry-instrumentation-langchain=={version('opentelemetry-instrumentation-langchain')}"
@@ -70,22 +71,10 @@ def on_tool_error(error: Exception, request: Any) -> str:
 def turn_truth(prompt: str, new_messages: list[Any]) -> dict[str, Any]:
     from langchain_core.messages import AIMessage
 
-    executed = RECORD.take()
     asked = [(call["name"], dict(call["args"]), call["id"])
              for message in new_messages if isinstance(message, AIMessage) for call in message.tool_calls]
-    # order the executed calls (parallel ones run concurrently) as the model asked for them, with their ids
-    detail: list[dict[str, Any]] = []
-    for name, args, call_id in asked:
-        match = next((c for c in executed if c["tool_name"] == name and c["args"] == args), None)
-        if match is not None:
-            executed.remove(match)
-            detail.append({"tool_name": name, "args": match["args"], "tool_call_id": call_id,
-                           **{k: match[k] for k in ("result", "error") if k in match}})
-    detail.extend(executed)  # anything not matched (should be nothing)
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in detail],
-            "tool_calls_detail": detail,
-            "final_response": new_messages[-1].content}
+    # the executed calls (parallel ones run concurrently) in the order the model asked for them
+    return corpus_turn_truth(prompt, in_asked_order(RECORD.take(), asked), new_messages[-1].content)
 
 
 def main() -> None:

@@ -34,7 +34,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from corpus_kit import OtlpJsonCollector, ToolLog  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, in_asked_order  # noqa: E402
+from corpus_kit import turn_truth as corpus_turn_truth  # noqa: E402
 from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"opentelemetry-instrumentation-llamaindex=={version('opentelemetry-instrumentation-llamaindex')}"
@@ -56,20 +57,8 @@ def celsius_to_fahrenheit(celsius: float) -> float:
 
 
 def turn_truth(prompt: str, asked: list[tuple[str, dict[str, Any], str]], answer: Any) -> dict[str, Any]:
-    executed = RECORD.take()
-    # order the executed calls (parallel ones run concurrently) as the model asked for them, with their ids
-    detail: list[dict[str, Any]] = []
-    for name, args, call_id in asked:
-        match = next((c for c in executed if c["tool_name"] == name and c["args"] == args), None)
-        if match is not None:
-            executed.remove(match)
-            detail.append({"tool_name": name, "args": match["args"], "tool_call_id": call_id,
-                           **{k: match[k] for k in ("result", "error") if k in match}})
-    detail.extend(executed)  # anything not matched (should be nothing)
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in detail],
-            "tool_calls_detail": detail,
-            "final_response": answer}
+    # the executed calls (parallel ones run concurrently) in the order the model asked for them
+    return corpus_turn_truth(prompt, in_asked_order(RECORD.take(), asked), answer)
 
 
 async def run_turn(agent: Any, ctx: Any, memory: Any, prompt: str) -> dict[str, Any]:

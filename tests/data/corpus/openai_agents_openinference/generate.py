@@ -37,7 +37,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from corpus_kit import OtlpJsonCollector, ToolLog  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, in_asked_order  # noqa: E402
+from corpus_kit import turn_truth as corpus_turn_truth  # noqa: E402
 from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"openinference-instrumentation-openai-agents=={version('openinference-instrumentation-openai-agents')}"
@@ -59,25 +60,17 @@ def celsius_to_fahrenheit(celsius: float) -> float:
 def turn_truth(prompt: str, result: Any) -> dict[str, Any]:
     from agents import ToolCallItem, ToolCallOutputItem
 
-    executed = RECORD.take()
-    asked = [item.raw_item for item in result.new_items if isinstance(item, ToolCallItem)]
+    asked = [(item.raw_item.name, json.loads(item.raw_item.arguments), item.raw_item.call_id)
+             for item in result.new_items if isinstance(item, ToolCallItem)]
     given = {item.raw_item["call_id"]: item.output for item in result.new_items
              if isinstance(item, ToolCallOutputItem)}
-    # order the executed calls (parallel ones run concurrently) as the model asked for them, with their ids
-    detail: list[dict[str, Any]] = []
-    for call in asked:
-        args = json.loads(call.arguments)
-        match = next((c for c in executed if c["tool_name"] == call.name and c["args"] == args), None)
-        if match is not None:
-            executed.remove(match)
-            detail.append({"tool_name": call.name, "args": match["args"], "tool_call_id": call.call_id,
-                           **{k: match[k] for k in ("result", "error") if k in match},
-                           "output_to_model": given.get(call.call_id)})
-    detail.extend(executed)  # anything not matched (should be nothing)
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in detail],
-            "tool_calls_detail": detail,
-            "final_response": result.final_output}
+    # the executed calls (parallel ones run concurrently) in the order the model asked for them,
+    # each with the text the SDK gave the model for it
+    calls = in_asked_order(RECORD.take(), asked)
+    for call in calls:
+        if "tool_call_id" in call:
+            call["output_to_model"] = given.get(call["tool_call_id"])
+    return corpus_turn_truth(prompt, calls, result.final_output)
 
 
 async def main() -> None:

@@ -26,7 +26,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from corpus_kit import OtlpJsonCollector, ToolLog  # noqa: E402
+from corpus_kit import OtlpJsonCollector, ToolLog, in_asked_order  # noqa: E402
+from corpus_kit import turn_truth as corpus_turn_truth  # noqa: E402
 from scripted_openai import serve  # noqa: E402
 
 PRODUCER = (f"openinference-instrumentation-smolagents=={version('openinference-instrumentation-smolagents')}"
@@ -72,20 +73,8 @@ def model_calls(agent: ToolCallingAgent, first_step: int) -> list[tuple[str, dic
 
 
 def turn_truth(agent: ToolCallingAgent, prompt: str, first_step: int, answer: Any) -> dict[str, Any]:
-    executed = RECORD.take()
-    # order the executed calls (parallel ones run on threads) as the model asked for them, with their ids
-    detail: list[dict[str, Any]] = []
-    for name, args, call_id in model_calls(agent, first_step):
-        match = next((c for c in executed if c["tool_name"] == name and c["args"] == args), None)
-        if match is not None:
-            executed.remove(match)
-            detail.append({"tool_name": name, "args": match["args"], "tool_call_id": call_id,
-                           **{k: match[k] for k in ("result", "error") if k in match}})
-    detail.extend(executed)  # anything not matched (should be nothing)
-    return {"user_prompt": prompt,
-            "expected_tool_trajectory": [{"tool_name": c["tool_name"], "args": c["args"]} for c in detail],
-            "tool_calls_detail": detail,
-            "final_response": answer}
+    # the executed calls (parallel ones run on threads) in the order the model asked for them
+    return corpus_turn_truth(prompt, in_asked_order(RECORD.take(), model_calls(agent, first_step)), answer)
 
 
 def main() -> None:
