@@ -2,8 +2,9 @@
 the verdicts back into the trace.
 
 The names below load lazily: ``from agenteval_otel import tool`` loads capture only, never the
-evaluation engine. Everything else lives in the subpackages (``agenteval_otel.tracing``,
-``.trajectory``, ``.traces``, ``.evaluation``, ``.reports``), each with its own ``__all__``.
+evaluation engine. Everything else lives in the subpackages, one concept each and each with its own ``__all__``:
+``tracing`` (capture), ``trajectory`` (conversion), ``traces`` (trace I/O), ``judge``, ``evalsets``,
+``criteria``, ``results``, ``evaluation`` (the ways to run), ``checks``, ``experiments``, ``reports``.
 
 >>> from agenteval_otel import EvalSetBuilder, evaluate
 >>> report = evaluate(EvalSetBuilder.quick(("Hello", "Hi!")), agent=lambda query: "Hi!")
@@ -15,6 +16,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
+import warnings
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -33,20 +38,20 @@ _EXPORTS: dict[str, str] = {
     "conversation": "agenteval_otel.tracing",
     "ContentPolicy": "agenteval_otel.tracing",
     # eval sets and configs
-    "EvalSet": "agenteval_otel.evaluation",
-    "EvalCase": "agenteval_otel.evaluation",
-    "EvalSetBuilder": "agenteval_otel.evaluation",
-    "ToolCall": "agenteval_otel.evaluation",
-    "EvalConfig": "agenteval_otel.evaluation",
-    "CriterionConfig": "agenteval_otel.evaluation",
+    "EvalSet": "agenteval_otel.evalsets",
+    "EvalCase": "agenteval_otel.evalsets",
+    "EvalSetBuilder": "agenteval_otel.evalsets",
+    "ToolCall": "agenteval_otel.evalsets",
+    "EvalConfig": "agenteval_otel.criteria",
+    "CriterionConfig": "agenteval_otel.criteria",
     # evaluating
     "evaluate": "agenteval_otel.evaluation",
     "evaluate_traces": "agenteval_otel.evaluation",
-    "EvalReport": "agenteval_otel.evaluation",
+    "EvalReport": "agenteval_otel.results",
     # your own criteria
-    "criterion": "agenteval_otel.evaluation",
-    "CriterionContext": "agenteval_otel.evaluation",
-    "Score": "agenteval_otel.evaluation",
+    "criterion": "agenteval_otel.criteria",
+    "CriterionContext": "agenteval_otel.criteria",
+    "Score": "agenteval_otel.criteria",
     # errors
     "AgentEvalError": "agenteval_otel.errors",
 }
@@ -78,21 +83,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from agenteval_otel.criteria import CriterionConfig, CriterionContext, EvalConfig, Score, criterion
     from agenteval_otel.errors import AgentEvalError
-    from agenteval_otel.evaluation import (
-        CriterionConfig,
-        CriterionContext,
-        EvalCase,
-        EvalConfig,
-        EvalReport,
-        EvalSet,
-        EvalSetBuilder,
-        Score,
-        ToolCall,
-        criterion,
-        evaluate,
-        evaluate_traces,
-    )
+    from agenteval_otel.evalsets import EvalCase, EvalSet, EvalSetBuilder, ToolCall
+    from agenteval_otel.evaluation import evaluate, evaluate_traces
+    from agenteval_otel.results import EvalReport
     from agenteval_otel.tracing import (
         ContentPolicy,
         agent,
@@ -111,7 +106,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(
             f"module 'agenteval_otel' has no attribute {name!r}; most names live in its subpackages "
-            "(agenteval_otel.tracing, .trajectory, .traces, .evaluation, .reports)"
+            "(agenteval_otel.tracing, .trajectory, .traces, .evalsets, .criteria, .evaluation, .results, .checks, "
+            ".experiments, .reports)"
         )
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
@@ -120,3 +116,58 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
+
+
+# Modules that moved when evaluation/ was split into one package per concept. Importing an old path
+# still works, with a DeprecationWarning; its names resolve in the new home on first use.
+_MOVED_MODULES: dict[str, str] = {
+    "agenteval_otel.evaluation.agents": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.export": "agenteval_otel.results",
+    "agenteval_otel.evaluation.judging": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.turns": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.worker": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.runner": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.offline": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.online": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.scoring": "agenteval_otel.evaluation",
+    "agenteval_otel.evaluation.models": "agenteval_otel.evalsets",
+    "agenteval_otel.evaluation.builder": "agenteval_otel.evalsets",
+    "agenteval_otel.evaluation.config": "agenteval_otel.criteria",
+    "agenteval_otel.evaluation.criteria": "agenteval_otel.criteria",
+    "agenteval_otel.evaluation.results": "agenteval_otel.results",
+    "agenteval_otel.evaluation.sinks": "agenteval_otel.results",
+    "agenteval_otel.evaluation.run_file": "agenteval_otel.results",
+    "agenteval_otel.evaluation.accuracy": "agenteval_otel.checks",
+    "agenteval_otel.evaluation.performance": "agenteval_otel.checks",
+    "agenteval_otel.evaluation.reliability": "agenteval_otel.checks",
+    "agenteval_otel.evaluation.graders": "agenteval_otel.experiments.graders",
+    "agenteval_otel.evaluation.files": "agenteval_otel.loading",
+    "agenteval_otel.reports.console": "agenteval_otel.reports",
+    "agenteval_otel.reports.html": "agenteval_otel.reports",
+    "agenteval_otel.reports.junit": "agenteval_otel.reports",
+    "agenteval_otel.reports.writers": "agenteval_otel.reports",
+    "agenteval_otel.trajectory.render": "agenteval_otel.reports",
+}
+
+
+class _MovedModuleFinder:
+    """Finds the old paths of moved modules (after every real module, so nothing is shadowed)."""
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        return ModuleSpec(fullname, self) if fullname in _MOVED_MODULES else None
+
+    def create_module(self, spec: ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        home = _MOVED_MODULES[module.__name__]
+        warnings.warn(f"{module.__name__} is deprecated; import from {home}", DeprecationWarning, stacklevel=2)
+
+        def forward(name: str) -> Any:
+            return getattr(importlib.import_module(home), name)
+
+        module.__getattr__ = forward  # type: ignore[method-assign]
+
+
+if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedModuleFinder())

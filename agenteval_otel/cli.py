@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agenteval_otel.errors import AgentEvalError, ConfigError
-from agenteval_otel.evaluation.sync import run_sync
+from agenteval_otel.evaluation import run_sync
 
 __all__ = ["main"]
 
@@ -38,8 +38,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
     """Print the cases of an eval set as a table."""
     from rich.console import Console
 
-    from agenteval_otel.evaluation.models import EvalSet
-    from agenteval_otel.reports.console import eval_set_table
+    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.reports import eval_set_table
 
     eval_set = EvalSet.load(args.evalset)
     Console().print(eval_set_table(eval_set))
@@ -50,8 +50,8 @@ def _cmd_trajectory(args: argparse.Namespace) -> int:
     """Print the trajectories read from trace files, as JSON or as tables."""
     from rich.console import Console
 
+    from agenteval_otel.reports import iter_trajectories_json, trajectories_table
     from agenteval_otel.traces.files import read_trajectories
-    from agenteval_otel.trajectory.render import iter_trajectories_json, trajectories_table
 
     if args.explain:
         return _explain(args)
@@ -84,9 +84,8 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     """The eval set (``None`` when none is named) and the config named on the command line
     (without one, the default criteria for the eval set: Google ADK's for an ADK file), after
     importing the ``--criteria-module``s the config may name."""
-    from agenteval_otel.evaluation.config import EvalConfig
-    from agenteval_otel.evaluation.criteria.registry import load_criteria_module
-    from agenteval_otel.evaluation.models import EvalSet
+    from agenteval_otel.criteria import EvalConfig, load_criteria_module
+    from agenteval_otel.evalsets import EvalSet
 
     for module in args.criteria_module or ():
         load_criteria_module(module)
@@ -101,7 +100,7 @@ def _inputs(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def _report_files(args: argparse.Namespace) -> list[Any]:
     """The report files asked for (``--report``, ``--junit``, ``--html``), as sinks."""
-    from agenteval_otel.reports.writers import ReportFile, ReportFormat
+    from agenteval_otel.reports import ReportFile, ReportFormat
 
     asked: tuple[tuple[ReportFormat, str | None], ...] = (
         ("json", args.report), ("junit", args.junit), ("html", args.html))
@@ -113,7 +112,7 @@ def _finish(report: Any, args: argparse.Namespace, files: Sequence[Any]) -> int:
     every case passed, else 1."""
     from rich.console import Console
 
-    from agenteval_otel.reports.console import print_report
+    from agenteval_otel.reports import print_report
 
     console = Console()
     if not args.quiet:
@@ -140,8 +139,7 @@ def _recording(
         TimeElapsedColumn,
     )
 
-    from agenteval_otel.evaluation.run_file import RunFile, default_run_file
-    from agenteval_otel.evaluation.sinks import CallbackSink
+    from agenteval_otel.results import CallbackSink, RunFile, default_run_file
 
     path = args.run_file or default_run_file(run_id, kind)
     console = Console(stderr=True)
@@ -164,7 +162,7 @@ def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[
     if not args.export_results:
         yield []
         return
-    from agenteval_otel.evaluation.export import TraceExport
+    from agenteval_otel.results import TraceExport
 
     shown = _without_credentials(args.export_results)
     try:
@@ -239,12 +237,11 @@ def _span_destinations(handle: Any) -> tuple[str, str | None]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """Run an agent over an eval set, trace every turn, and score the cases."""
-    from agenteval_otel.evaluation.agents import load_agent
-    from agenteval_otel.evaluation.runner import Evaluator
+    from agenteval_otel.evaluation import LiveRunner, load_agent
     from agenteval_otel.tracing import configure
 
     eval_set, config = _inputs(args)
-    evaluator = Evaluator(load_agent(args.agent), config, concurrency=args.concurrency,
+    evaluator = LiveRunner(load_agent(args.agent), config, concurrency=args.concurrency,
                           timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
     total = _selected_or_error(evaluator, eval_set, args)
     files = _report_files(args)
@@ -268,8 +265,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from agenteval_otel.experiments import QuerySet, expand, load_runner
-    from agenteval_otel.experiments.simulation import asimulate
+    from agenteval_otel.experiments import QuerySet, asimulate, expand, load_runner
     from agenteval_otel.judge import JudgeClient, JudgeSettings
     from agenteval_otel.tracing import configure
 
@@ -336,7 +332,7 @@ def _traces_id(args: argparse.Namespace) -> str:
 def _cmd_eval(args: argparse.Namespace) -> int:
     """Score an eval set against traces recorded earlier, or every invocation in them with
     criteria that need no eval set."""
-    from agenteval_otel.evaluation.offline import aevaluate_traces
+    from agenteval_otel.evaluation import aevaluate_traces
 
     eval_set, config = _inputs(args)
     if args.jaeger:
@@ -374,10 +370,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from agenteval_otel.evaluation.config import EvalConfig
-    from agenteval_otel.evaluation.criteria.registry import load_criteria_module
-    from agenteval_otel.evaluation.models import EvalSet
-    from agenteval_otel.evaluation.worker import EvaluationWorker
+    from agenteval_otel.criteria import EvalConfig, load_criteria_module
+    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.evaluation import EvaluationWorker
 
     for module in args.criteria_module or ():
         load_criteria_module(module)
@@ -422,10 +417,9 @@ def _cmd_experiment_run(args: argparse.Namespace) -> int:
     """Grade a simulation run with a grader directory or eval criteria; write the experiment."""
     from rich.console import Console
 
-    from agenteval_otel.evaluation.config import EvalConfig
-    from agenteval_otel.evaluation.criteria.registry import load_criteria_module
-    from agenteval_otel.evaluation.graders import load_grader_dir
+    from agenteval_otel.criteria import EvalConfig, load_criteria_module
     from agenteval_otel.experiments import SimulationRecord, arun_experiment, experiment_table
+    from agenteval_otel.experiments.graders import load_grader_dir
 
     for module in args.criteria_module or ():
         load_criteria_module(module)

@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from agenteval_otel.evaluation.config import EvalConfig
-    from agenteval_otel.evaluation.models import EvalCase, EvalSet
-    from agenteval_otel.evaluation.results import EvalReport
+    from agenteval_otel.criteria import EvalConfig
+    from agenteval_otel.evalsets import EvalCase, EvalSet
+    from agenteval_otel.results import EvalReport
     from agenteval_otel.tracing.configure import TracingHandle
 
 __all__ = ["AgentEvalFixture"]
@@ -167,7 +167,7 @@ def _loaded(kind: str, file: Path, config: pytest.Config | None, load: Any) -> A
 
 
 def _eval_set(value: Any, base_dir: Path, config: pytest.Config | None = None) -> EvalSet:
-    from agenteval_otel.evaluation.models import EvalSet
+    from agenteval_otel.evalsets import EvalSet
 
     if isinstance(value, EvalSet):
         return value
@@ -177,7 +177,7 @@ def _eval_set(value: Any, base_dir: Path, config: pytest.Config | None = None) -
 
 
 def _eval_config(value: Any, base_dir: Path, config: pytest.Config | None = None) -> EvalConfig:
-    from agenteval_otel.evaluation.config import EvalConfig
+    from agenteval_otel.criteria import EvalConfig
 
     if isinstance(value, EvalConfig):
         return value
@@ -254,7 +254,7 @@ class AgentEvalFixture:
     ) -> EvalReport:
         """Evaluate ``agent`` on ``eval_set`` (options as for ``evaluate``); the report."""
         __tracebackhide__ = True
-        from agenteval_otel.evaluation.runner import evaluate
+        from agenteval_otel.evaluation import evaluate
 
         try:
             asyncio.get_running_loop()
@@ -272,7 +272,7 @@ class AgentEvalFixture:
     ) -> EvalReport:
         """:meth:`run` for async tests."""
         __tracebackhide__ = True
-        from agenteval_otel.evaluation.runner import aevaluate
+        from agenteval_otel.evaluation import aevaluate
 
         chosen_set, chosen_config, options = self._prepare(eval_set, config, options)
         return self._keep(await aevaluate(chosen_set, agent, chosen_config, **options))
@@ -296,7 +296,7 @@ class AgentEvalFixture:
 
     def _eval_set_of(self, value: Any) -> EvalSet:
         """An eval set for ``value``; a lone case keeps the id of the marker's set it came from."""
-        from agenteval_otel.evaluation.models import EvalCase, EvalSet
+        from agenteval_otel.evalsets import EvalCase, EvalSet
 
         if not isinstance(value, EvalCase):
             return _eval_set(value, self._base_dir)

@@ -166,7 +166,7 @@ def _rss_mib() -> float:
 
 def phase_evaluate(trace_file: Path, eval_set_file: Path) -> dict[str, float]:
     from agenteval_otel import CriterionConfig, EvalConfig, EvalSet
-    from agenteval_otel.evaluation.offline import evaluate_traces
+    from agenteval_otel.evaluation import evaluate_traces
 
     eval_set = EvalSet.load(eval_set_file)
     config = EvalConfig(criteria={"trajectory_match": CriterionConfig.trajectory(1.0, check_args=True),

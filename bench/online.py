@@ -48,9 +48,9 @@ from pathlib import Path
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from agenteval_otel.evaluation import CallbackSink, CriterionContext, EvalConfig, criterion
-from agenteval_otel.evaluation.online import OnlineEvaluator
-from agenteval_otel.evaluation.worker import EvaluationWorker
+from agenteval_otel.criteria import CriterionContext, EvalConfig, criterion
+from agenteval_otel.evaluation import EvaluationWorker, OnlineEvaluator
+from agenteval_otel.results import CallbackSink
 from agenteval_otel.tracing import routed_to
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
 

@@ -96,3 +96,17 @@ def sdk_spans() -> Iterator[list[ReadableSpan]]:
             pass
     yield list(exporter.get_finished_spans())
     provider.shutdown()
+
+
+@pytest.fixture
+def exported() -> Iterator[InMemorySpanExporter]:
+    """Every span our decorators and the evaluator make during the test."""
+    from agenteval_otel.tracing import configure, release_provider
+
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    handle = configure(tracer_provider=provider, set_global=False)
+    yield exporter
+    release_provider(provider)
+    handle.shutdown(timeout=5)

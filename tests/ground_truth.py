@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agenteval_otel import EvalCase, EvalSet, ToolCall
-from agenteval_otel.evaluation import Invocation, MessageContent
+from agenteval_otel.evalsets import Invocation, MessageContent
 
 
 def _invocation(turn: dict, index: int) -> Invocation:

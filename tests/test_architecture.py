@@ -19,23 +19,32 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "agenteval_otel"
-LEAVES = frozenset({"semconv", "errors"})
+LEAVES = frozenset({"semconv", "errors", "loading"})
+_TRACE_IO = LEAVES | {"trajectory"}
+_RESULTS = LEAVES | {"evalsets", "trajectory", "judge", "tracing"}
+_CRITERIA = LEAVES | {"evalsets", "results", "trajectory", "judge"}
+_EVALUATION = _RESULTS | _CRITERIA | {"criteria", "traces"}
 ALLOWED: dict[str, frozenset[str]] = {
     "semconv": frozenset(),
     "errors": frozenset(),
+    "loading": frozenset({"errors"}),
     "tracing": LEAVES,
     "trajectory": LEAVES,
-    "traces": LEAVES | {"trajectory"},
-    "judge": LEAVES | {"trajectory"},
-    "evaluation": LEAVES | {"trajectory", "traces", "judge", "tracing"},
-    "experiments": LEAVES | {"trajectory", "traces", "judge", "tracing", "evaluation"},
-    "reports": LEAVES | {"trajectory", "evaluation"},
+    "judge": LEAVES,
+    "traces": _TRACE_IO,
+    "evalsets": _TRACE_IO,
+    "results": _RESULTS,
+    "criteria": _CRITERIA,
+    "evaluation": _EVALUATION,
+    "checks": _EVALUATION | {"evaluation"},
+    "experiments": _EVALUATION | {"evaluation", "checks"},
+    "reports": LEAVES | {"results", "evalsets", "trajectory"},
 }
 ANYTHING_PUBLIC = frozenset({"cli", "pytest_plugin", "__init__"})
 
 
 def _part(module: str) -> str:
-    """``agenteval_otel.evaluation.criteria.registry`` -> ``evaluation``."""
+    """``agenteval_otel.criteria._registry`` -> ``criteria``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 
@@ -96,12 +105,12 @@ def test_imports_run_one_way_and_keep_private_names_private() -> None:
 @pytest.mark.parametrize(
     ("source", "module", "expected"),
     [
-        ("from agenteval_otel.evaluation.models import ToolCall", "agenteval_otel.trajectory.trajectory",
+        ("from agenteval_otel.evalsets._models import ToolCall", "agenteval_otel.trajectory.trajectory",
          "trajectory may not import"),
         ("import agenteval_otel.traces.files", "agenteval_otel.tracing.configure", "tracing may not import"),
-        ("def f():\n    from agenteval_otel.reports import console", "agenteval_otel.evaluation.runner",
+        ("def f():\n    from agenteval_otel.reports import console", "agenteval_otel.evaluation._live",
          "evaluation may not import"),
-        ("from agenteval_otel.tracing._steps import Step", "agenteval_otel.evaluation.capture",
+        ("from agenteval_otel.tracing._steps import Step", "agenteval_otel.evaluation._capture",
          "private agenteval_otel.tracing._steps"),
         ("from agenteval_otel.tracing.content import _repr", "agenteval_otel.cli", "private"),
         ("from ..evaluation import results", "agenteval_otel.trajectory.assemble", "trajectory may not import"),
@@ -140,7 +149,7 @@ def test_trajectory_imports_without_the_root_importing_evaluation_first() -> Non
 def test_evaluation_loads_no_report_renderer_scorer_or_client_until_used() -> None:
     loaded = _fresh("import agenteval_otel\nagenteval_otel.evaluate\nagenteval_otel.EvalConfig.default()\n"
                     + LOADED).split()
-    assert "agenteval_otel.evaluation.runner" in loaded
+    assert "agenteval_otel.evaluation._live" in loaded
     assert not [m for m in loaded if m.split(".")[0] in ("rich", "rouge_score", "nltk", "openai", "jinja2")], loaded
 
 

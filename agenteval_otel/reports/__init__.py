@@ -1,0 +1,52 @@
+"""Everything that renders for people: the console report (rich), the eval-set and trajectory
+tables, and the report files (JSON, JUnit XML, one self-contained HTML page).
+
+>>> from agenteval_otel.evalsets import EvalSetBuilder
+>>> from agenteval_otel.evaluation import evaluate
+>>> from agenteval_otel.reports import summary_line
+>>> summary_line(evaluate(EvalSetBuilder.quick(("Hi", "Hello!")), agent=lambda query: "Hello!"))[:30]
+'1/1 passed, 0 failed, 0 errore'
+"""
+
+from agenteval_otel.reports._console import (
+    case_diff,
+    criteria_table,
+    eval_set_table,
+    print_report,
+    results_table,
+    runs_table,
+    summary_line,
+)
+from agenteval_otel.reports._diff import TOOL_CRITERION, tool_call_rows
+from agenteval_otel.reports._html import render_html, write_html
+from agenteval_otel.reports._judge import judge_lines, usage_text
+from agenteval_otel.reports._junit import junit_xml, write_junit
+from agenteval_otel.reports._trajectories import iter_trajectories_json, trajectories_json, trajectories_table
+from agenteval_otel.reports._writers import ReportFile, ReportFormat
+
+__all__ = [
+    # the console
+    "case_diff",
+    "criteria_table",
+    "eval_set_table",
+    "print_report",
+    "results_table",
+    "runs_table",
+    "summary_line",
+    # trajectories
+    "iter_trajectories_json",
+    "trajectories_json",
+    "trajectories_table",
+    # report files
+    "ReportFile",
+    "ReportFormat",
+    "junit_xml",
+    "render_html",
+    "write_html",
+    "write_junit",
+    # shared by every report
+    "TOOL_CRITERION",
+    "judge_lines",
+    "tool_call_rows",
+    "usage_text",
+]

@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -25,6 +26,7 @@ __all__ = [
     "MessageContent",
     "ToolCall",
     "decode_arguments",
+    "describe_call",
     "json_equal",
     "message_text",
     "normalize_role",
@@ -256,3 +258,22 @@ class ToolCall(BaseModel):
                 return json_equal(self.args, actual.args)
             return arg_match.arguments_match(self.args, actual.args, self.name)
         return True
+
+
+_MAX_ARGS_TEXT = 120
+_ARGS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+"""``json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)``, its encoder made once."""
+
+
+def describe_call(call: ToolCall) -> str:
+    """``name(args)`` for reasons and reports, the arguments cut at 120 characters.
+
+    >>> describe_call(ToolCall(name="get_weather", args={"city": "Paris"}))
+    'get_weather({"city": "Paris"})'
+    """
+    if not call.args:
+        return f"{call.name}()"
+    text = _ARGS_JSON.encode(call.args)
+    if len(text) > _MAX_ARGS_TEXT:
+        text = text[: _MAX_ARGS_TEXT - 1] + "…"
+    return f"{call.name}({text})"

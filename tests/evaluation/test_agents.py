@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from agenteval_otel import EvalSetBuilder, evaluate
-from agenteval_otel.evaluation.agents import load_agent, reply_text
+from agenteval_otel.evaluation._agents import load_agent, reply_text
 
 
 class _Unprintable:

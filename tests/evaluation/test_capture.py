@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agenteval_otel import CriterionConfig, EvalConfig, EvalSet, EvalSetBuilder
 from agenteval_otel import semconv as attr
-from agenteval_otel.evaluation.capture import DELIVERY_TIMEOUT_S
-from agenteval_otel.evaluation.runner import evaluate
+from agenteval_otel.evaluation._capture import DELIVERY_TIMEOUT_S
+from agenteval_otel.evaluation._live import evaluate
 from agenteval_otel.tracing import (
     ContentPolicy,
     active_policy,

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agenteval_otel import CriterionConfig, EvalConfig, EvalSet, evaluate
 from agenteval_otel import semconv as attr
 from agenteval_otel.cli import main
-from agenteval_otel.evaluation.agents import load_agent
-from agenteval_otel.evaluation.judging import judge_client
-from agenteval_otel.evaluation.runner import Evaluator
+from agenteval_otel.evaluation._agents import load_agent
+from agenteval_otel.evaluation._judging import judge_client
+from agenteval_otel.evaluation._live import LiveRunner
 from agenteval_otel.judge import JudgeSettings
 from agenteval_otel.tracing import OtlpJsonFileExporter
 from agenteval_otel.trajectory import SpanRecord, build_trajectories
@@ -177,7 +177,7 @@ class TestLiveRuns:
         caplog.set_level(logging.DEBUG)
         with serve(script) as server:
             judge = judge_client(JudgeSettings(base_url=server.url, api_key=key, model="local-judge"))
-            report = Evaluator(load_agent(f"{tmp_path / 'agent.py'}:weather"), config, tracer_provider=provider,
+            report = LiveRunner(load_agent(f"{tmp_path / 'agent.py'}:weather"), config, tracer_provider=provider,
                                judge=judge).evaluate(self._eval_set())
         assert report.summary.passed_cases == 3, report.failure_message()
         assert all(r.headers["authorization"] == f"Bearer {key}" for r in server.requests)

@@ -11,10 +11,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agenteval_otel import semconv as attr
-from agenteval_otel.evaluation.builder import EvalSetBuilder
-from agenteval_otel.evaluation.config import CriterionConfig, EvalConfig
-from agenteval_otel.evaluation.criteria.registry import criterion
-from agenteval_otel.evaluation.runner import evaluate
+from agenteval_otel.criteria._config import CriterionConfig, EvalConfig
+from agenteval_otel.criteria._registry import criterion
+from agenteval_otel.evalsets._builder import EvalSetBuilder
+from agenteval_otel.evaluation._live import evaluate
 from agenteval_otel.tracing import tool
 
 SLOW_S = 0.3

@@ -11,9 +11,9 @@ from rich.console import Console
 
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, ToolCall
 from agenteval_otel.cli import main
-from agenteval_otel.evaluation import SessionInput
-from agenteval_otel.evaluation.offline import evaluate_traces, iter_matches
-from agenteval_otel.reports.console import criteria_table
+from agenteval_otel.evalsets import SessionInput
+from agenteval_otel.evaluation._offline import evaluate_traces, iter_matches
+from agenteval_otel.reports._console import criteria_table
 from agenteval_otel.trajectory.trajectory import Trajectory
 from tests.ground_truth import ground_truth_eval_set
 
@@ -148,7 +148,7 @@ def _weather_runs(path: Path, *replies: str) -> EvalSet:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     from agenteval_otel import EvalSetBuilder
-    from agenteval_otel.evaluation.runner import evaluate
+    from agenteval_otel.evaluation._live import evaluate
     from agenteval_otel.tracing import OtlpJsonFileExporter
 
     eval_set = (EvalSetBuilder("weather", eval_set_id="weather")
@@ -361,7 +361,7 @@ def _stream(trajectories: list[Trajectory], consumed: list[int]):  # type: ignor
 
 
 def test_single_turn_runs_are_scored_as_they_arrive_and_held_slim() -> None:
-    from agenteval_otel.evaluation.sinks import CallbackSink
+    from agenteval_otel.results._sinks import CallbackSink
     from agenteval_otel.trajectory.steps import TrajectoryStep
 
     runs = [Trajectory(steps=[TrajectoryStep.message("assistant", "Sunny")], user_input=f"Weather in city {i}?",
@@ -383,8 +383,8 @@ def test_single_turn_runs_are_scored_as_they_arrive_and_held_slim() -> None:
 
 def test_multi_turn_conversations_are_scored_once_idle(monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    import agenteval_otel.evaluation.offline as offline
-    from agenteval_otel.evaluation.sinks import CallbackSink
+    import agenteval_otel.evaluation._offline as offline
+    from agenteval_otel.results._sinks import CallbackSink
 
     monkeypatch.setattr(offline, "CONVERSATION_IDLE_RUNS", 1)
     case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat")
@@ -405,7 +405,7 @@ def test_multi_turn_conversations_are_scored_once_idle(monkeypatch: pytest.Monke
 
 
 def test_an_older_run_found_after_the_latest_was_scored_is_set_aside(tmp_path: Path) -> None:
-    from agenteval_otel.reports.writers import ReportFile
+    from agenteval_otel.reports._writers import ReportFile
     from agenteval_otel.trajectory.steps import TrajectoryStep
 
     new = Trajectory(steps=[TrajectoryStep.message("assistant", "bad")], eval_id="c", user_input="q",

@@ -9,11 +9,11 @@ import pytest
 
 from agenteval_otel import EvalCase, EvalConfig, EvalSet, evaluate_traces
 from agenteval_otel.errors import ConfigError
-from agenteval_otel.evaluation.offline import aevaluate_traces
-from agenteval_otel.evaluation.results import EvalCaseResult
-from agenteval_otel.evaluation.run_file import RunFile
-from agenteval_otel.evaluation.sinks import CallbackSink
-from agenteval_otel.evaluation.sync import run_sync
+from agenteval_otel.evaluation._offline import aevaluate_traces
+from agenteval_otel.evaluation._sync import run_sync
+from agenteval_otel.results._results import EvalCaseResult
+from agenteval_otel.results._run_file import RunFile
+from agenteval_otel.results._sinks import CallbackSink
 from agenteval_otel.traces import read_spans
 from agenteval_otel.trajectory import TrajectoryStep
 from agenteval_otel.trajectory.trajectory import Trajectory

@@ -17,19 +17,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agenteval_otel import semconv as attr
-from agenteval_otel.evaluation import (
-    CallbackSink,
-    CriterionContext,
-    CriterionResult,
-    EvalCase,
-    EvalCaseResult,
-    EvalConfig,
-    EvalSet,
-    Score,
-    SessionInput,
-    criterion,
-)
-from agenteval_otel.evaluation.online import OnlineEvaluator, trace_sampled
+from agenteval_otel.criteria import CriterionContext, EvalConfig, Score, criterion
+from agenteval_otel.evalsets import EvalCase, EvalSet, SessionInput
+from agenteval_otel.evaluation._online import OnlineEvaluator, trace_sampled
+from agenteval_otel.results import CallbackSink, CriterionResult, EvalCaseResult
 from agenteval_otel.traces.files import read_spans, read_trajectories
 from agenteval_otel.tracing import agent, routed_to, tool
 from agenteval_otel.trajectory import SpanRecord, Trajectory
@@ -228,7 +219,7 @@ def test_a_full_queue_drops_and_counts_with_one_warning(
     try:
         pipeline.run("Weather in Paris?")
         wait_until(lambda: evaluator.counters.in_progress == 1)
-        with caplog.at_level(logging.WARNING, logger="agenteval_otel.evaluation.online"):
+        with caplog.at_level(logging.WARNING, logger="agenteval_otel.evaluation._online"):
             started = time.perf_counter()
             for index in range(9):
                 assert pipeline.run(f"Weather in City{index}?") == f"It is 18 C in City{index}."
@@ -285,7 +276,7 @@ def test_flush_and_shutdown_keep_their_deadline_with_a_hanging_judge(
     assert evaluator.force_flush(300) is False
     assert 0.25 < time.monotonic() - started < 1.0
     started = time.monotonic()
-    with caplog.at_level(logging.INFO, logger="agenteval_otel.evaluation.online"):
+    with caplog.at_level(logging.INFO, logger="agenteval_otel.evaluation._online"):
         evaluator.shutdown(400)
     assert 0.35 < time.monotonic() - started < 1.2
     evaluator.shutdown(400)  # idempotent: at once

@@ -7,9 +7,9 @@ import asyncio
 import time
 
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, criterion
-from agenteval_otel.evaluation.criteria.context import CriterionContext
-from agenteval_otel.evaluation.results import EvalCaseResult
-from agenteval_otel.evaluation.scoring import Scorer, invocation_key
+from agenteval_otel.criteria._context import CriterionContext
+from agenteval_otel.evaluation._scoring import Scorer, invocation_key
+from agenteval_otel.results._results import EvalCaseResult
 from agenteval_otel.trajectory import Trajectory
 
 _TASKS: list[object] = []

@@ -13,11 +13,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.cli import main
-from agenteval_otel.evaluation import ConversationScenario, EvalCase, EvalConfig, EvalSet, EvalSetBuilder
-from agenteval_otel.evaluation.agents import load_agent
-from agenteval_otel.evaluation.judging import judge_client
-from agenteval_otel.evaluation.runner import evaluate
-from agenteval_otel.evaluation.turns import ScriptedTurns, SimulatedUser, converse
+from agenteval_otel.criteria import EvalConfig
+from agenteval_otel.evalsets import ConversationScenario, EvalCase, EvalSet, EvalSetBuilder
+from agenteval_otel.evaluation._agents import load_agent
+from agenteval_otel.evaluation._judging import judge_client
+from agenteval_otel.evaluation._live import evaluate
+from agenteval_otel.evaluation._turns import ScriptedTurns, SimulatedUser, converse
 from agenteval_otel.judge import JudgeSettings
 from tests.conftest import REPO_ROOT
 from tests.evaluation.test_judge_runs import JUDGE_ENV

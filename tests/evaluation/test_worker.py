@@ -24,8 +24,8 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from agenteval_otel import semconv as attr
-from agenteval_otel.evaluation import EvalConfig
-from agenteval_otel.evaluation.worker import EvaluationWorker
+from agenteval_otel.criteria import EvalConfig
+from agenteval_otel.evaluation._worker import EvaluationWorker
 from agenteval_otel.traces.files import read_logs, read_spans, read_trajectories
 from agenteval_otel.tracing import logs_file_for
 from agenteval_otel.trajectory.spans import SpanRecord

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agenteval_otel.errors import ConfigError
-from agenteval_otel.evaluation.agents import AgentCaller, AgentTurn
-from agenteval_otel.experiments.agents import (
+from agenteval_otel.evaluation._agents import AgentCaller, AgentTurn
+from agenteval_otel.experiments._agents import (
     AgentRunner,
     AgentSpec,
     AsyncAgentRunner,

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from agenteval_otel.experiments import ExperimentRecord, ExperimentResult, compare
-from agenteval_otel.experiments.compare import bootstrap_interval, sign_flip_p_value
+from agenteval_otel.experiments._compare import bootstrap_interval, sign_flip_p_value
 
 # Darwin's Zea mays: the 15 differences (cross- minus self-fertilised heights, in eighths of an
 # inch) of Fisher's "The Design of Experiments" (1935), §21: 863 of the 2^15 sign assignments give

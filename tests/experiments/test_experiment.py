@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
+from agenteval_otel.criteria import EvalConfig
 from agenteval_otel.errors import ConfigError, ExperimentLoadError, GraderError
-from agenteval_otel.evaluation import EvalConfig
-from agenteval_otel.evaluation.graders import load_grader_dir
 from agenteval_otel.experiments import (
     ExperimentRecord,
     ExperimentResult,
@@ -23,6 +22,7 @@ from agenteval_otel.experiments import (
     grader_entry,
     run_experiment,
 )
+from agenteval_otel.experiments.graders import load_grader_dir
 from agenteval_otel.judge import JudgeClient, JudgeSettings
 from tests.judge.judge_server import Reply, Request, serve
 

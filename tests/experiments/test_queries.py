@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agenteval_otel.errors import EvalSetLoadError, JudgeOutputError, QuerySetLoadError
-from agenteval_otel.experiments.queries import Query, QuerySet, expand, normalised_query
+from agenteval_otel.experiments._queries import Query, QuerySet, expand, normalised_query
 from agenteval_otel.judge import JudgeClient, JudgeSettings
 from tests.judge.judge_server import Reply, Request, serve
 

@@ -306,7 +306,7 @@ def test_importing_the_judge_and_the_evaluation_loads_no_openai() -> None:
     from tests.conftest import REPO_ROOT
 
     code = ("import sys, agenteval_otel.evaluation, agenteval_otel.judge\n"
-            "from agenteval_otel.evaluation.scoring import Scorer\n"
+            "from agenteval_otel.evaluation._scoring import Scorer\n"
             "from agenteval_otel.judge import JudgeClient, JudgeSettings\n"
             "JudgeClient(JudgeSettings(base_url='http://127.0.0.1:9/v1'))\n"
             "print('openai' in sys.modules)")

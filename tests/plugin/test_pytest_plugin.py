@@ -27,7 +27,7 @@ PLUGIN = ("-p", "asyncio", "-p", "agenteval_otel.pytest_plugin")
 
 PRELUDE = f"""
 import pytest
-from agenteval_otel.evaluation.agents import load_agent
+from agenteval_otel.evaluation._agents import load_agent
 
 EVALSET = {str(EXAMPLE_SET)!r}
 CONFIG = {str(EXAMPLE_CONFIG)!r}

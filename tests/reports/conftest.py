@@ -22,9 +22,9 @@ from agenteval_otel import (
     ToolCall,
     evaluate_traces,
 )
-from agenteval_otel.evaluation import CriterionResult, EvalCaseResult, InvocationResult
-from agenteval_otel.evaluation.criteria.trajectory_match import describe_call
-from agenteval_otel.evaluation.results import CaseResults, EvidenceRow, ResultCodec
+from agenteval_otel.criteria._trajectory_match import describe_call
+from agenteval_otel.results import CriterionResult, EvalCaseResult, InvocationResult
+from agenteval_otel.results._results import CaseResults, EvidenceRow, ResultCodec
 from tests.ground_truth import ground_truth_case
 
 RUNS = ["run1_sequential_two_tools", "run2_parallel_calls", "run3_streaming_sequential"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from agenteval_otel import EvalReport
-from agenteval_otel.reports.console import print_report, summary_line
+from agenteval_otel.reports._console import print_report, summary_line
 from tests.reports.conftest import LONG_IDS
 
 
@@ -92,7 +92,7 @@ def test_the_summary_says_how_many_older_runs_were_set_aside(live_report: EvalRe
 
 def test_the_eval_set_table_stays_readable_at_80_columns() -> None:
     from agenteval_otel import EvalSet
-    from agenteval_otel.reports.console import eval_set_table
+    from agenteval_otel.reports._console import eval_set_table
     from tests.conftest import REPO_ROOT
 
     console = Console(record=True, width=80, color_system=None)

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 from rich.console import Console
 
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, evaluate_traces
-from agenteval_otel.reports.console import print_report
-from agenteval_otel.reports.html import render_html
-from agenteval_otel.reports.junit import junit_xml
+from agenteval_otel.reports._console import print_report
+from agenteval_otel.reports._html import render_html
+from agenteval_otel.reports._junit import junit_xml
 from agenteval_otel.trajectory import Trajectory, TrajectoryStep
 
 

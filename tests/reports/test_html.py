@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from agenteval_otel import EvalReport
-from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult
-from agenteval_otel.reports.html import render_html, write_html
+from agenteval_otel.reports._html import render_html, write_html
+from agenteval_otel.results._results import CriterionResult, EvalCaseResult
 from tests.reports.conftest import IMG, SCRIPT, SECRET, held_slim
 from tests.shared_data import skip_or_fail
 

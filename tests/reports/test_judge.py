@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult, EvalReport, JudgeUsage
-from agenteval_otel.reports.html import render_html
-from agenteval_otel.reports.judge import judge_lines
-from agenteval_otel.reports.junit import junit_xml
+from agenteval_otel.reports._html import render_html
+from agenteval_otel.reports._judge import judge_lines
+from agenteval_otel.reports._junit import junit_xml
+from agenteval_otel.results._results import CriterionResult, EvalCaseResult, EvalReport, JudgeUsage
 
 NOT_RUN = "the LLM judge did not run: the judge endpoint http://127.0.0.1:9/v1 gave no answer within 1 s"
 
@@ -51,7 +51,7 @@ def test_no_judge_no_lines() -> None:
 
 
 def test_a_result_taken_back_takes_its_judge_work_with_it() -> None:
-    from agenteval_otel.evaluation.results import EvalSummary, SummaryTally
+    from agenteval_otel.results._results import EvalSummary, SummaryTally
 
     report, _ = _report()
     first, second = report.results

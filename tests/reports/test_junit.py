@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from agenteval_otel import EvalReport
-from agenteval_otel.reports.junit import junit_xml, write_junit
+from agenteval_otel.reports._junit import junit_xml, write_junit
 from tests.reports.conftest import LONG_IDS, SECRET, held_slim
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from agenteval_otel.evaluation.export import TraceExport
-from agenteval_otel.evaluation.results import CriterionResult, EvalCaseResult, InvocationResult
+from agenteval_otel.results._export import TraceExport
+from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.traces.files import read_trajectories
 from agenteval_otel.tracing import agent, logs_file_for, providers_for, routed_to, tool
 from agenteval_otel.trajectory.processor import TrajectoryProcessor

@@ -20,8 +20,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from agenteval_otel import evaluate, evaluate_traces
 from agenteval_otel.cli import main
-from agenteval_otel.evaluation import EvalConfig
-from agenteval_otel.evaluation.models import EvalSet
+from agenteval_otel.criteria import EvalConfig
+from agenteval_otel.evalsets import EvalSet
 from agenteval_otel.traces.files import read_trajectories
 from agenteval_otel.tracing import OtlpJsonFileExporter
 

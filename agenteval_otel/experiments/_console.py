@@ -1,0 +1,83 @@
+"""Experiments and comparisons on the console, as rich renderables.
+
+>>> from rich.console import Console
+>>> from agenteval_otel.experiments import ExperimentRecord, ExperimentResult
+>>> result = ExperimentResult(records=[ExperimentRecord(query_index=0, query="hi", scores={"m": 1.0},
+...                                                    metric_passed={"m": True}, passed=True)])
+>>> console = Console(width=100)
+>>> with console.capture() as captured:
+...     console.print(experiment_table(result))
+>>> "1 record(s): 1 passed, 0 failed, 0 errored" in captured.get()
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agenteval_otel.experiments._compare import Comparison
+from agenteval_otel.experiments._results import ExperimentResult
+
+__all__ = ["comparison_table", "experiment_table"]
+
+
+def experiment_table(result: ExperimentResult) -> Any:
+    """Each metric's statistics, the record counts, and the errored records (a ``rich.console.Group``)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    summary = result.summary
+    table = Table(title=f"experiment: {result.source or 'records'} graded by {result.graded_by or '?'}")
+    for column in ("metric", "count", "mean", "median", "std dev", "min", "max", "pass rate"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for stats in summary.metrics.values():
+        table.add_row(stats.metric, str(stats.count), f"{stats.mean:.3f}", f"{stats.median:.3f}",
+                      f"{stats.std_dev:.3f}", f"{stats.min:.3f}", f"{stats.max:.3f}", f"{stats.pass_rate:.0%}")
+    counts = Text(f"{summary.total} record(s): {summary.passed} passed, {summary.failed} failed, "
+                  f"{summary.errored} errored", style="bold")
+    errored = [r for r in result.records if r.status == "errored"]
+    parts: list[Any] = [table, counts]
+    if errored:
+        parts.append(Text("\n".join(f"  #{r.query_index} {r.query!r}: {r.error}" for r in errored), style="red"))
+    return Group(*parts)
+
+
+def _number(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def comparison_table(comparison: Comparison) -> Any:
+    """The comparison as rich renderables: the metrics table, then the changed verdicts and the
+    unpaired queries (a ``rich.console.Group``)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"{comparison.source_b or 'B'} vs {comparison.source_a or 'A'} "
+                        f"({comparison.pairs} paired queries)")
+    table.add_column("metric", overflow="fold")
+    for column in ("pairs", "mean A", "mean B", "delta", "95% CI", "p"):
+        table.add_column(column, justify="right")
+    table.add_column("", min_width=9, no_wrap=True)
+    for metric in comparison.metrics:
+        interval = f"[{_number(metric.ci_low, True)}, {_number(metric.ci_high, True)}]" \
+            if metric.ci_low is not None else "–"
+        verdict = Text("regressed", style="bold red") if metric.regressed else \
+            Text("improved", style="bold green") if metric.significant else Text("")
+        table.add_row(metric.metric, str(metric.pairs), _number(metric.mean_a), _number(metric.mean_b),
+                      _number(metric.delta, True), interval,
+                      "–" if metric.p_value is None else f"{metric.p_value:.4f}", verdict)
+    parts: list[Any] = [table]
+    for title, changes, style in (("passed in A, not in B", comparison.newly_failed, "red"),
+                                  ("passed in B, not in A", comparison.newly_passed, "green")):
+        if changes:
+            lines = [f"  #{c.query_index} {c.query!r}: {c.status_a} → {c.status_b}" for c in changes]
+            parts.append(Text("\n".join([f"{title} ({len(changes)}):", *lines]), style=style))
+    for title, keys in (("only in A", comparison.only_in_a), ("only in B", comparison.only_in_b)):
+        if keys:
+            parts.append(Text("\n".join([f"{title} ({len(keys)}, not compared):",
+                                         *(f"  #{index} {query!r}" for index, query in keys)])))
+    return Group(*parts)

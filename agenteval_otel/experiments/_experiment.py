@@ -1,0 +1,206 @@
+"""Experiments: a simulation run graded, record by record, by a grader or by eval criteria.
+
+**With a grader** (a :class:`~agenteval_otel.experiments.graders.Grader`, or a grader directory,
+see :func:`~agenteval_otel.experiments.graders.load_grader_dir`), the template's ``entry`` holds:
+
+================  ===========================================================================
+``content``       the exchange as text, ``USER: <query>\\nASSISTANT: <response>`` (a conversation
+                  history for ``{{ entry.content }}``)
+``query``         the query's content
+``response``      the agent's final response (``None`` when it gave none)
+``ground_truth``  the query set's ground truth (``None`` when it has none)
+``metadata``      the query's metadata (a dict)
+``tool_calls``    the tools called, each ``{"name", "args", "call_id", "result"}``
+``query_index``   the query's position in the query set
+================  ===========================================================================
+
+Each metric the grader returns passes when its score reaches its threshold (``thresholds``
+per metric, else ``threshold``, 0.5 by default: graders score from 0 to 1).
+
+**With eval criteria** (an :class:`~agenteval_otel.evaluation.EvalConfig`), each record's
+trajectory is scored by the :class:`~agenteval_otel.evaluation._scoring.Scorer`. Reference-free
+criteria (policies such as ``final_response_present``, ``max_tool_calls``; judge criteria) always
+apply; reference-based ones (``response_match``, ``trajectory_match``, ...) apply to records
+with a ground truth, read as the expected invocation: a string is the expected response; an
+object may hold ``response``, ``tool_calls`` (``[{"name", "args"}]``) and ``node_order``; any
+other value is the expected response as JSON.
+
+Failures are data: a record whose agent run failed is not graded and is errored; a grader
+that fails (judge unreachable, reply unreadable, template error) or a criterion that errors
+sets the record's ``error``, and every other record is still graded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agenteval_otel.criteria import EvalConfig
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evalsets import EvalCase, Invocation, MessageContent, ToolCall
+from agenteval_otel.evaluation import Scorer, run_sync
+from agenteval_otel.experiments._results import ExperimentRecord, ExperimentResult
+from agenteval_otel.experiments._simulation import SimulationRecord
+from agenteval_otel.experiments.graders import Grader, load_grader_dir
+from agenteval_otel.judge import JudgeClient
+from agenteval_otel.trajectory import Trajectory
+
+__all__ = ["DEFAULT_GRADER_THRESHOLD", "arun_experiment", "expected_invocation", "grader_entry", "run_experiment"]
+
+DEFAULT_GRADER_THRESHOLD = 0.5
+DEFAULT_CONCURRENCY = 4
+
+
+def grader_entry(record: SimulationRecord) -> dict[str, Any]:
+    """What a grader's template sees as ``entry`` for ``record`` (see the module docstring)."""
+    return {
+        "content": f"USER: {record.query}\nASSISTANT: {record.response or ''}",
+        "query": record.query,
+        "response": record.response,
+        "ground_truth": record.ground_truth,
+        "metadata": record.metadata,
+        "tool_calls": [call.model_dump(mode="json", exclude_none=True) for call in record.tool_calls],
+        "query_index": record.query_index,
+    }
+
+
+def expected_invocation(record: SimulationRecord) -> Invocation | None:
+    """The expected invocation read from ``record``'s ground truth (see the module docstring);
+    ``None`` without one."""
+    truth = record.ground_truth
+    if truth is None:
+        return None
+    user = MessageContent(role="user", content=record.query)
+    if isinstance(truth, Mapping) and truth and set(truth) <= {"response", "tool_calls", "node_order"}:
+        response = truth.get("response")
+        try:
+            return Invocation(
+                user_content=user,
+                expected_final_response=(MessageContent(role="assistant", content=str(response))
+                                         if response is not None else None),
+                expected_tool_trajectory=[ToolCall.model_validate(call) for call in truth.get("tool_calls") or []],
+                expected_node_order=[str(node) for node in truth.get("node_order") or []])
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"ground_truth.tool_calls: expected [{{\"name\": ..., \"args\": {{...}}}}]: {exc}") \
+                from None
+    text = truth if isinstance(truth, str) else json.dumps(truth, ensure_ascii=False)
+    return Invocation(user_content=user, expected_final_response=MessageContent(role="assistant", content=text))
+
+
+def _base(record: SimulationRecord) -> dict[str, Any]:
+    return {"query_index": record.query_index, "query": record.query, "ground_truth": record.ground_truth,
+            "metadata": record.metadata, "response": record.response, "trace_id": record.trace_id,
+            "duration_seconds": record.duration_seconds}
+
+
+def _agent_failed(record: SimulationRecord) -> ExperimentRecord:
+    kind = record.error_type or "error"
+    return ExperimentRecord(**_base(record), error=f"the agent's run failed, not graded: {kind}: {record.error}",
+                            error_type=record.error_type or "AgentError")
+
+
+class _GraderGrading:
+    """Grades records with a grader."""
+
+    def __init__(self, grader: Grader, threshold: float, thresholds: Mapping[str, float]) -> None:
+        self.grader, self.threshold, self.thresholds = grader, threshold, dict(thresholds)
+
+    async def __call__(self, record: SimulationRecord) -> ExperimentRecord:
+        result = await self.grader.agrade(grader_entry(record))
+        if not result.ok:
+            return ExperimentRecord(**_base(record), reply=result.reply, error=f"grader: {result.error}",
+                                    error_type=result.error_type)
+        passed = {name: score >= self.thresholds.get(name, self.threshold) for name, score in result.scores.items()}
+        return ExperimentRecord(**_base(record), scores=result.scores, metric_passed=passed, reply=result.reply,
+                                passed=all(passed.values()))
+
+
+class _CriteriaGrading:
+    """Scores records' trajectories with eval criteria."""
+
+    def __init__(self, scorer: Scorer) -> None:
+        self.scorer = scorer
+
+    async def __call__(self, record: SimulationRecord) -> ExperimentRecord:
+        try:
+            expected = expected_invocation(record)
+        except ValueError as exc:
+            return ExperimentRecord(**_base(record), error=str(exc), error_type="ConfigError")
+        trajectory = Trajectory(steps=list(record.trajectory), trace_id=record.trace_id,
+                                trace_ids=[record.trace_id] if record.trace_id else [],
+                                user_input=record.query, final_response=record.response)
+        case = EvalCase(eval_id=f"query-{record.query_index}", conversation=[expected]) \
+            if expected is not None else None
+        scored = await self.scorer.score_invocation(trajectory, case=case, eval_id=f"query-{record.query_index}")
+        results = scored.criterion_results
+        errors = [r for r in results if r.error]
+        scores = {r.criterion: r.score for r in results if not r.error}
+        return ExperimentRecord(
+            **_base(record), scores=scores, metric_passed={r.criterion: r.passed for r in results if not r.error},
+            reasons={r.criterion: r.reason for r in results if r.reason and not r.error},
+            passed=bool(results) and all(r.passed for r in results),
+            error="; ".join(f"{r.criterion}: {r.error}" for r in errors) if errors else None,
+            error_type=errors[0].error_type if errors else None)
+
+
+async def arun_experiment(
+    records: Iterable[SimulationRecord],
+    *,
+    grader: Grader | str | Path | None = None,
+    config: EvalConfig | None = None,
+    judge: JudgeClient | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    threshold: float = DEFAULT_GRADER_THRESHOLD,
+    thresholds: Mapping[str, float] | None = None,
+    source: str | None = None,
+) -> ExperimentResult:
+    """Grade every record of a simulation run with ``grader`` (a grader or a grader directory)
+    or with the criteria of ``config`` (exactly one), at most ``concurrency`` records at once.
+
+    ``judge``: the client the grader or the judge criteria call (``None``: the one the
+    environment configures). ``source`` names the run in the result. See the module docstring.
+    """
+    if (grader is None) == (config is None):
+        raise ConfigError("grade an experiment with either a grader or eval criteria (a config), not both or neither")
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    grade: _GraderGrading | _CriteriaGrading
+    if grader is not None:
+        described = f"grader {grader}" if isinstance(grader, (str, Path)) else "grader"
+        loaded = grader if isinstance(grader, Grader) else load_grader_dir(grader, judge=judge)
+        grade = _GraderGrading(loaded, threshold, thresholds or {})
+    else:
+        assert config is not None
+        described = f"criteria {', '.join(config.enabled())}"
+        grade = _CriteriaGrading(Scorer(config, judge=judge, concurrency=concurrency))
+    gate = asyncio.Semaphore(concurrency)
+
+    async def graded(record: SimulationRecord) -> ExperimentRecord:
+        if record.failed:
+            return _agent_failed(record)
+        async with gate:
+            return await grade(record)
+
+    results: Sequence[ExperimentRecord] = await asyncio.gather(*(graded(record) for record in records))
+    return ExperimentResult(records=sorted(results, key=lambda r: r.query_index), source=source,
+                            graded_by=described)
+
+
+def run_experiment(
+    records: Iterable[SimulationRecord],
+    *,
+    grader: Grader | str | Path | None = None,
+    config: EvalConfig | None = None,
+    judge: JudgeClient | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    threshold: float = DEFAULT_GRADER_THRESHOLD,
+    thresholds: Mapping[str, float] | None = None,
+    source: str | None = None,
+) -> ExperimentResult:
+    """:func:`arun_experiment` from synchronous code (``await arun_experiment`` in an event loop)."""
+    return run_sync(arun_experiment(records, grader=grader, config=config, judge=judge, concurrency=concurrency,
+                                    threshold=threshold, thresholds=thresholds, source=source),
+                    "arun_experiment")

@@ -1,0 +1,222 @@
+"""Console output with rich: the eval-set table, and the report people scan after a run
+(per-criterion stats, a row per case, and for each failed or errored case the expected and
+actual trajectory side by side)."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from agenteval_otel.evalsets import EvalSet
+from agenteval_otel.reports._diff import tool_call_rows
+from agenteval_otel.reports._judge import judge_lines
+from agenteval_otel.results import EvalCaseResult, EvalReport
+
+__all__ = [
+    "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "runs_table",
+    "summary_line",
+]
+
+_PREVIEW = 60
+_WHY = 90
+
+
+def _preview(text: str | None, width: int = _PREVIEW) -> str:
+    if not text:
+        return ""
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
+
+
+def eval_set_table(eval_set: EvalSet) -> Table:
+    """The cases of an eval set: id, turns, first user message, expected tools and response."""
+    title = eval_set.name or eval_set.eval_set_id
+    table = Table(title=f"{title} — {len(eval_set.eval_cases)} case(s)", show_lines=False)
+    table.add_column("case", style="bold", overflow="fold")
+    table.add_column("turns", justify="right", no_wrap=True)
+    table.add_column("first user message", overflow="fold")
+    table.add_column("expected tools", overflow="fold")
+    table.add_column("expected response", overflow="fold")
+    for case in eval_set.eval_cases:
+        if case.conversation:
+            first = case.conversation[0].user_content.get_text()
+        elif case.conversation_scenario is not None:
+            first = f"(simulated) {case.conversation_scenario.starting_prompt}"
+        else:
+            first = ""
+        tools = ", ".join(call.name for call in case.expected_tools) or "—"
+        table.add_row(
+            case.name or case.eval_id,
+            str(len(case.conversation)),
+            _preview(first),
+            _preview(tools),
+            _preview(case.expected_response),
+        )
+    return table
+
+
+_STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "yellow"}
+
+
+def _score_cell(case: EvalCaseResult, name: str) -> str:
+    result = next((r for r in case.criterion_results if r.criterion == name), None)
+    if result is None:
+        return "—"
+    if result.error:
+        return "[yellow]error[/]"
+    mark = "[green]✓[/]" if result.passed else "[red]✗[/]"
+    return f"{result.score:.2f} {mark}"
+
+
+def _why(case: EvalCaseResult) -> str:
+    problems = case.problems()
+    return _preview("; ".join(p.split(": ", 1)[1] for p in problems), _WHY) if problems else ""
+
+
+_MIN_CASE, _MIN_WHY, _STATUS, _CELL_PADDING = 16, 12, 7, 3
+
+
+def _fits_a_column_per_criterion(names: list[str], width: int | None) -> bool:
+    """Whether a column per criterion leaves the case and why columns room at ``width``."""
+    if width is None:
+        return True
+    needed = sum(max(len(name), len("1.00 ✓")) + _CELL_PADDING for name in names)
+    return needed + _MIN_CASE + _MIN_WHY + _STATUS + 3 * _CELL_PADDING + 1 <= width
+
+
+def results_table(report: EvalReport, width: int | None = None) -> Table:
+    """One row per case: status, each criterion's score against its threshold, and why.
+
+    A column per criterion when they fit in ``width`` characters (``None``: always), else one
+    ``scores`` column listing each criterion on a line of its own, so nothing is cut short.
+    """
+    names = list(dict.fromkeys(r.criterion for case in report.results for r in case.criterion_results))
+    wide = _fits_a_column_per_criterion(names, width)
+    table = Table(title=f"{report.eval_set_name or report.eval_set_id} — results")
+    table.add_column("case", style="bold", overflow="fold", min_width=_MIN_CASE)
+    table.add_column("status", no_wrap=True, min_width=_STATUS)
+    if wide:
+        for name in names:
+            table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+    else:
+        longest = max((len(name) for name in names), default=0)
+        table.add_column("scores", no_wrap=True, min_width=longest + len(" 1.00 ✓"))
+    table.add_column("why", overflow="fold", min_width=_MIN_WHY)
+    for case in report.results:
+        status = f"[{_STATUS_STYLE[case.status]}]{case.status}[/]"
+        if wide:
+            cells = [_score_cell(case, name) for name in names]
+        else:
+            lines = [f"{name.ljust(longest)} {_score_cell(case, name)}" for name in names
+                     if any(r.criterion == name for r in case.criterion_results)]
+            cells = ["\n".join(lines) or "—"]
+        table.add_row(case.label, status, *cells, _why(case))
+    return table
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def runs_table(report: EvalReport) -> Table | None:
+    """For cases run more than once: runs, passed runs, pass@1, pass@k and pass^k (k = runs);
+    ``None`` when every case ran once."""
+    repeated = [case for case in report.results if case.metrics.get("runs", 1.0) > 1]
+    if not repeated:
+        return None
+    table = Table(title="repeated runs")
+    table.add_column("case", style="bold", overflow="fold", min_width=_MIN_CASE)
+    for column in ("runs", "passed", "pass@1", "pass@k", "pass^k"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for case in repeated:
+        metrics = case.metrics
+        table.add_row(case.label, f"{metrics['runs']:g}",
+                      f"{metrics.get('passed_runs', 0.0):g}", _percent(metrics.get("pass@1")),
+                      _percent(metrics.get("pass@k")), _percent(metrics.get("pass^k")))
+    return table
+
+
+def summary_line(report: EvalReport) -> str:
+    """``3/4 passed, 1 failed, 0 errored · mean score 0.91 · 1.2 s``, and how many older runs
+    found in the traces were set aside, if any."""
+    s = report.summary
+    line = (f"{s.passed_cases}/{s.total_cases} passed, {s.failed_cases} failed, "
+            f"{s.error_cases} errored · mean score {s.avg_score:.2f} · "
+            f"{report.duration_seconds:.1f} s")
+    if s.set_aside_runs:
+        line += (f" · {s.set_aside_runs} older run(s) set aside: the latest run of each case "
+                 "was scored (--all-runs scores every run)")
+    return line
+
+
+def criteria_table(report: EvalReport) -> Table:
+    """Per criterion: whose rules scored it (``semantics``), cases scored, passed, errors,
+    mean / min / max score and pass rate."""
+    table = Table(title="criteria")
+    table.add_column("criterion", overflow="fold")
+    table.add_column("semantics", no_wrap=True)
+    for column in ("cases", "passed", "errors", "mean", "min", "max", "pass rate"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, stats in report.summary.criterion_stats.items():
+        table.add_row(name, stats.semantics, str(stats.count), str(stats.passed), str(stats.errors),
+                      f"{stats.mean:.2f}", f"{stats.min:.2f}", f"{stats.max:.2f}",
+                      f"{stats.pass_rate:.0%}")
+    return table
+
+
+_DIFF_STYLE = {"match": "green", "mismatch": "yellow", "missing": "red", "unexpected": "magenta", "listed": "dim"}
+
+
+def case_diff(case: EvalCaseResult) -> Panel:
+    """Expected against actual for every turn of one case."""
+    parts: list[RenderableType] = []
+    for index, inv in enumerate(case.invocation_results, start=1):
+        parts.append(Text(f"turn {index}: {inv.user_input or ''}", style="bold"))
+        rows = tool_call_rows(inv)
+        if rows:
+            table = Table(show_edge=False, pad_edge=False, box=None)
+            for column in ("", "expected", "actual", "difference"):
+                table.add_column(column, overflow="fold")
+            for row in rows:
+                style = _DIFF_STYLE[row.status]
+                table.add_row(Text(row.status, style=style), row.expected or "—",
+                              row.actual or "—", row.note)
+            parts.append(table)
+        else:
+            parts.append(Text("no tool calls expected or made", style="dim"))
+        if inv.expected_node_order or inv.actual_node_order:
+            verdict = inv.result("node_order")
+            judged = "" if verdict is None or verdict.error else (
+                "  (node_order passed)" if verdict.passed else "  (node_order failed)")
+            parts.append(Text(f"nodes    expected {' → '.join(inv.expected_node_order) or '—'}{judged}\n"
+                              f"         actual   {' → '.join(inv.actual_node_order) or '—'}"))
+        if inv.expected_response is not None or inv.actual_response is not None:
+            parts.append(Text(f"response expected {inv.expected_response!r}\n"
+                              f"         actual   {inv.actual_response!r}"))
+    for line in case.problems():
+        parts.append(Text(line.split(": ", 1)[1], style="red"))
+    status = case.status
+    return Panel(Group(*parts), title=f"{case.label} — {status}",
+                 border_style=_STATUS_STYLE[status], title_align="left")
+
+
+def print_report(report: EvalReport, console: Console | None = None) -> None:
+    """The console report: criteria, what the LLM judge cost (and what it did not score), results, the diff of every case that did not pass, one
+    plain line per failure (easy to find in a CI log), and a summary line."""
+    console = console or Console()
+    console.print(criteria_table(report))
+    for line in judge_lines(report):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print(results_table(report, width=console.width))
+    runs = runs_table(report)
+    if runs is not None:
+        console.print(runs)
+    for case in report.results:
+        if case.status != "passed":
+            console.print(case_diff(case))
+    failures = report.failure_message()
+    if failures:
+        console.print(failures, markup=False, highlight=False, soft_wrap=True)
+    console.print(summary_line(report))

@@ -1,0 +1,63 @@
+"""The results stage: what an evaluation produces and where it goes.
+
+Results nest as the work does: ``CriterionResult`` (one criterion on one turn, with its
+``EvidenceRow`` evidence) ⊂ ``InvocationResult`` ⊂ ``EvalCaseResult`` ⊂ ``EvalReport`` (with its
+``EvalSummary`` and ``CriterionStats``). Sinks (``EvaluationSink``: ``submit``, ``force_flush``,
+``shutdown``) take case results as they come: the run file, the report writers, and
+``TraceExport``, which writes verdicts back into the traces they judge.
+
+>>> from agenteval_otel.results import EvidenceRow
+>>> EvidenceRow(status="missing", expected="get_weather()").actual is None
+True
+"""
+
+from agenteval_otel.results._export import TraceExport, evaluation_attributes, verdict_attributes
+from agenteval_otel.results._failures import AgentFailure, describe_error
+from agenteval_otel.results._results import (
+    CaseResults,
+    CriterionResult,
+    CriterionStats,
+    EvalCaseResult,
+    EvalReport,
+    EvalSummary,
+    EvidenceRow,
+    HeldResult,
+    InvocationResult,
+    JudgeUsage,
+    ResultCodec,
+    Semantics,
+    SummaryTally,
+)
+from agenteval_otel.results._run_file import RunFile, default_run_file
+from agenteval_otel.results._sinks import CallbackSink, EvaluationSink, SinkGroup
+
+__all__ = [
+    # results
+    "CriterionResult",
+    "CriterionStats",
+    "EvalCaseResult",
+    "EvalReport",
+    "EvalSummary",
+    "EvidenceRow",
+    "InvocationResult",
+    "JudgeUsage",
+    "Semantics",
+    # failures as data
+    "AgentFailure",
+    "describe_error",
+    # sinks
+    "CallbackSink",
+    "EvaluationSink",
+    "RunFile",
+    "SinkGroup",
+    "TraceExport",
+    "default_run_file",
+    # verdicts as span attributes
+    "evaluation_attributes",
+    "verdict_attributes",
+    # holding a long run's results slim
+    "CaseResults",
+    "HeldResult",
+    "ResultCodec",
+    "SummaryTally",
+]

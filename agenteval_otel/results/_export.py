@@ -1,0 +1,261 @@
+"""``TraceExport``: verdicts written back into the traces they judge.
+
+For every invocation of a submitted case result that names its trace and root span, and each of
+its criterion results, an evaluation span ``evaluation {criterion}`` is started in the **same
+trace**, as a child of the invocation's root span (a remote parent rebuilt from the stored hex
+ids, so it works after the fact as well as live), with the GenAI evaluation attributes
+(``gen_ai.evaluation.name``, ``.score.value``, ``.score.label`` = ``pass``/``fail``,
+``.explanation``; ``error.type`` and ERROR status when the criterion could not score) and our
+provenance (``agenteval.evaluation.criterion``, ``.threshold``, ``.evaluator_version``,
+``.judge_model``, ``agenteval.eval_set_id``, ``agenteval.eval_id``). The same attributes go out
+as a ``gen_ai.evaluation.result`` event: a log record through the OpenTelemetry Logs API, carrying
+the evaluated root span's trace and span id. Both carry ``agenteval.evaluation`` = true, so the
+trajectory layer never evaluates them. The explanation is cleaned by the content policy in force
+(redaction patterns, truncation).
+
+>>> from opentelemetry.sdk.trace import TracerProvider
+>>> from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
+>>> verdict = CriterionResult(criterion="max_tool_calls", score=1.0, passed=True, threshold=1.0)
+>>> result = EvalCaseResult(eval_id="case_1", passed=True, invocation_results=[InvocationResult(
+...     invocation_id="i1", trace_id="4bf92f3577b34da6a3ce929d0e0e4736", span_id="00f067aa0ba902b7",
+...     criterion_results=[verdict])])
+>>> export = TraceExport(TracerProvider())
+>>> export.submit(result)
+>>> export.exported
+1
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from importlib import metadata
+from typing import Any
+
+from opentelemetry import _logs, trace
+from opentelemetry._logs import LoggerProvider, SeverityNumber
+from opentelemetry.trace import (
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TracerProvider,
+)
+
+from agenteval_otel import semconv as attr
+from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
+from agenteval_otel.tracing import TracingHandle, active_policy, current_provider, providers_for
+
+__all__ = ["TraceExport", "evaluation_attributes", "verdict_attributes"]
+
+_log = logging.getLogger(__name__)
+_log.addHandler(logging.NullHandler())
+
+SCOPE = "agenteval_otel.evaluation"
+DEFAULT_TIMEOUT_S = 30.0
+
+try:
+    PACKAGE_VERSION: str | None = metadata.version("agenteval-otel")
+except metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+    PACKAGE_VERSION = None
+
+
+def _evaluated(result: EvalCaseResult) -> Iterator[tuple[EvalCaseResult, InvocationResult]]:
+    """The invocations of ``result`` (of each repeated run, when it has several) that name the
+    trace and root span they were read from."""
+    for run in result.run_results or [result]:
+        for invocation in run.invocation_results:
+            if invocation.trace_id and invocation.span_id:
+                yield run, invocation
+
+
+def _parent(trace_id: str, span_id: str) -> SpanContext | None:
+    """The evaluated root span as a remote, sampled span context; ``None`` for malformed ids."""
+    try:
+        context = SpanContext(int(trace_id, 16), int(span_id, 16), is_remote=True,
+                              trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    except ValueError:
+        return None
+    return context if context.is_valid else None
+
+
+def evaluation_attributes(
+    verdict: CriterionResult,
+    *,
+    eval_id: str | None = None,
+    eval_set_id: str | None = None,
+    evaluator_version: str | None = None,
+    judge_model: str | None = None,
+) -> dict[str, Any]:
+    """The attributes of one verdict's evaluation span and ``gen_ai.evaluation.result`` record.
+
+    >>> from agenteval_otel.results._results import CriterionResult
+    >>> a = evaluation_attributes(CriterionResult(criterion="latency_budget", score=0.0, passed=False,
+    ...                                           threshold=1.0, reason="took 12 s"))
+    >>> a["gen_ai.evaluation.score.label"], a["gen_ai.evaluation.explanation"]
+    ('fail', 'took 12 s')
+    """
+    found: dict[str, Any] = {
+        attr.EVALUATION_MARKER: True,
+        attr.GEN_AI_EVALUATION_NAME: verdict.criterion,
+        attr.GEN_AI_EVALUATION_SCORE_VALUE: float(verdict.score),
+        attr.GEN_AI_EVALUATION_SCORE_LABEL: attr.EVALUATION_PASS if verdict.passed else attr.EVALUATION_FAIL,
+        attr.EVAL_CRITERION: verdict.criterion,
+        attr.EVAL_THRESHOLD: float(verdict.threshold),
+    }
+    explanation = verdict.error or verdict.reason
+    if explanation:
+        found[attr.GEN_AI_EVALUATION_EXPLANATION] = active_policy().clean(explanation)
+    if verdict.error:
+        found[attr.ERROR_TYPE] = verdict.error_type or "CriterionError"
+    if evaluator_version:
+        found[attr.EVAL_EVALUATOR_VERSION] = evaluator_version
+    model = verdict.details.get("judge_model")
+    if not model and verdict.judge_usage is not None and verdict.judge_usage.used:
+        model = judge_model
+    if model:
+        found[attr.EVAL_JUDGE_MODEL] = str(model)
+    if eval_set_id:
+        found[attr.EVAL_SET_ID] = eval_set_id
+    if eval_id:
+        found[attr.EVAL_ID] = eval_id
+    return found
+
+
+def verdict_attributes(verdicts: Iterable[CriterionResult]) -> dict[str, Any]:
+    """The verdicts as attributes of the judged span itself (a live turn's root span):
+    ``agenteval.evaluation.{criterion}.score`` and ``.label`` (``pass``/``fail``).
+
+    >>> from agenteval_otel.results._results import CriterionResult
+    >>> verdict_attributes([CriterionResult(criterion="response_match", score=0.5, passed=False, threshold=0.7)])
+    {'agenteval.evaluation.response_match.score': 0.5, 'agenteval.evaluation.response_match.label': 'fail'}
+    """
+    found: dict[str, Any] = {}
+    for verdict in verdicts:
+        found[attr.EVAL_VERDICT_SCORE.format(criterion=verdict.criterion)] = float(verdict.score)
+        found[attr.EVAL_VERDICT_LABEL.format(criterion=verdict.criterion)] = (
+            attr.EVALUATION_PASS if verdict.passed else attr.EVALUATION_FAIL)
+    return found
+
+
+class TraceExport:
+    """An ``EvaluationSink`` writing each verdict into the trace it judges (see the module docs).
+
+    ``tracer_provider`` / ``logger_provider``: where the evaluation spans and log records go
+    (``None``: the provider our steps use — the one ``configure()`` set up, else the global one —
+    and the global logger provider). ``evaluator_version`` defaults to this package's version;
+    ``eval_set_id`` is provenance the case results do not carry; ``judge_model`` names the judge's
+    model on verdicts that called the judge without naming it in their details (judged criteria
+    name the model they called there). ``exported`` counts the verdicts written, ``skipped`` the
+    invocations that named no trace or root span. Never raises from ``submit``: a failure is
+    logged and counted in ``errors``. ``shutdown`` flushes the providers (and shuts them down when
+    this export owns them, see :meth:`to_target`) within one deadline; later submissions are
+    dropped.
+    """
+
+    def __init__(
+        self,
+        tracer_provider: TracerProvider | None = None,
+        logger_provider: LoggerProvider | None = None,
+        *,
+        evaluator_version: str | None = None,
+        eval_set_id: str | None = None,
+        judge_model: str | None = None,
+    ) -> None:
+        self.tracer_provider = tracer_provider if tracer_provider is not None else current_provider()
+        self.logger_provider = logger_provider if logger_provider is not None else _logs.get_logger_provider()
+        self.evaluator_version = evaluator_version or PACKAGE_VERSION
+        self.eval_set_id = eval_set_id
+        self.judge_model = judge_model
+        self._tracer = self.tracer_provider.get_tracer(SCOPE, PACKAGE_VERSION)
+        self._logger = self.logger_provider.get_logger(SCOPE, PACKAGE_VERSION)
+        self._owned: TracingHandle | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._shutdown_result: bool | None = None
+        self.exported = 0
+        self.skipped = 0
+        self.errors = 0
+
+    @classmethod
+    def to_target(cls, target: str | os.PathLike[str], **options: Any) -> TraceExport:
+        """An export of its own to ``target``: an OTLP endpoint URL (``http(s)://`` over
+        http/protobuf to ``/v1/traces`` and ``/v1/logs``; ``grpc://`` or
+        ``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` over gRPC; headers and timeout from the standard
+        variables) or a file path, where the spans are appended as OTLP/JSON lines and the log
+        records to the file beside it (``x.jsonl`` → ``x.logs.jsonl``). It owns its providers and
+        shuts them down. An endpoint that is down costs a background export, never the caller.
+
+        Raises ``OSError`` when the file cannot be opened for appending.
+        """
+        handle = providers_for(target)
+        export = cls(handle.provider, handle.logger_provider, **options)
+        export._owned = handle
+        return export
+
+    def submit(self, result: EvalCaseResult) -> None:
+        """Write the verdicts of ``result`` into the traces of its invocations."""
+        if self._closed:
+            _log.debug("TraceExport: a result submitted after shutdown was dropped")
+            return
+        try:
+            for run, invocation in _evaluated(result):
+                self._export_invocation(run, invocation)
+            self.skipped += sum(1 for run in result.run_results or [result] for inv in run.invocation_results
+                                if not (inv.trace_id and inv.span_id))
+        except Exception:
+            self.errors += 1
+            _log.warning("TraceExport: could not export the verdicts of %s", result.eval_id, exc_info=True)
+
+    def _export_invocation(self, run: EvalCaseResult, invocation: InvocationResult) -> None:
+        assert invocation.trace_id is not None and invocation.span_id is not None
+        parent = _parent(invocation.trace_id, invocation.span_id)
+        if parent is None:
+            self.skipped += 1
+            return
+        context = trace.set_span_in_context(NonRecordingSpan(parent))
+        for verdict in invocation.criterion_results:
+            attributes = evaluation_attributes(
+                verdict, eval_id=run.eval_id, eval_set_id=self.eval_set_id,
+                evaluator_version=self.evaluator_version, judge_model=self.judge_model)
+            now = time.time_ns()
+            span = self._tracer.start_span(f"evaluation {verdict.criterion}", context=context,
+                                           kind=SpanKind.INTERNAL, attributes=attributes, start_time=now)
+            if verdict.error:
+                span.set_status(Status(StatusCode.ERROR, attributes.get(attr.GEN_AI_EVALUATION_EXPLANATION)))
+            span.end(end_time=now)
+            self._logger.emit(
+                timestamp=now, context=context, event_name=attr.GEN_AI_EVALUATION_RESULT_EVENT,
+                severity_number=SeverityNumber.WARN if verdict.error else SeverityNumber.INFO,
+                attributes=attributes)
+            self.exported += 1
+
+    def force_flush(self, timeout: float | None = None) -> bool:
+        """Export what was submitted within ``timeout`` seconds; whether that worked."""
+        if self._owned is not None:
+            return self._owned.force_flush(DEFAULT_TIMEOUT_S if timeout is None else timeout)
+        deadline = time.monotonic() + (DEFAULT_TIMEOUT_S if timeout is None else timeout)
+        ok = True
+        for provider in (self.tracer_provider, self.logger_provider):
+            flush = getattr(provider, "force_flush", None)
+            if flush is not None:
+                ok = flush(max(0, int((deadline - time.monotonic()) * 1000))) is not False and ok
+        return ok
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Flush within ``timeout`` seconds, then drop later submissions; the providers are shut
+        down when this export owns them. Idempotent."""
+        with self._lock:
+            if self._shutdown_result is not None:
+                return self._shutdown_result
+            self._closed = True
+            if self._owned is not None:
+                self._shutdown_result = self._owned.shutdown(DEFAULT_TIMEOUT_S if timeout is None else timeout)
+            else:
+                self._shutdown_result = self.force_flush(timeout)
+            return self._shutdown_result
