@@ -1,33 +1,29 @@
-"""OTLP/JSON trace files: the codec between OTLP/JSON and ``SpanRecord``s, and the file reader.
+"""OTLP/JSON trace files: the codec from OTLP/JSON to ``SpanRecord``s, and the file reader.
 
 The format is the OTLP/JSON encoding of ``ExportTraceServiceRequest`` (``resourceSpans`` →
 ``scopeSpans`` → ``spans``), one request per file or, as the OpenTelemetry Collector's file
 exporter writes it, one request per line. Reading accepts what producers really write: hex ids of
 either case or base64 ids, int64 values as strings or numbers, enums as numbers or names,
-camelCase or snake_case field names. Writing produces what the Collector writes: lower-case hex
-ids, int64 as strings, enums as numbers. (SDK spans are written straight to such a file by
-``agenteval_otel.tracing.OtlpJsonFileExporter``.)
+camelCase or snake_case field names. The one encoder is capture's:
+``agenteval_otel.tracing.OtlpJsonFileExporter`` writes SDK spans as the Collector does (lower-case
+hex ids, int64 as strings, enums as numbers).
 
->>> record = SpanRecord(trace_id="5b8efff798038103d269b633813fc60c", span_id="eee19b7ec3c1b174",
-...                     parent_id=None, name="invoke_agent weather", start_ns=1, end_ns=5)
->>> request = request_from_records([record])
->>> request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"]
-'1'
->>> records_from_request(request) == [record]
-True
+>>> request = {"resourceSpans": [{"scopeSpans": [{"spans": [
+...     {"traceId": "5B8EFFF798038103D269B633813FC60C", "spanId": "eee19b7ec3c1b174",
+...      "name": "invoke_agent weather", "startTimeUnixNano": "1", "endTimeUnixNano": 5}]}]}]}
+>>> (record,) = records_from_request(request)
+>>> record.trace_id, record.start_ns, record.end_ns
+('5b8efff798038103d269b633813fc60c', 1, 5)
 """
 
 from __future__ import annotations
 
 import base64
-import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from sys import intern
-from typing import IO, Any
-
-import orjson
+from typing import Any
 
 from agenteval_otel.traces._json_shapes import json_type, list_at, object_at, text_at
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
@@ -44,12 +40,9 @@ from agenteval_otel.trajectory.spans import (
 
 __all__ = [
     "decode_any_value",
-    "encode_any_value",
     "read_otlp_json",
     "record_from_span",
     "records_from_request",
-    "request_from_records",
-    "write_otlp_json_lines",
 ]
 
 EXPECTED = "OTLP/JSON (an ExportTraceServiceRequest with resourceSpans, or one per line)"
@@ -444,124 +437,3 @@ def read_otlp_json(path: str | os.PathLike[str]) -> TraceFile:
     """
     return read_json_trace_file(Path(path), (OTLP_JSON,), expected=EXPECTED)
 
-
-# --- writing ----------------------------------------------------------------------------------
-
-
-def encode_any_value(value: Any) -> dict[str, Any]:
-    """An OTLP/JSON ``AnyValue`` for a plain Python value."""
-    if isinstance(value, str):
-        return {"stringValue": value}
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return {"doubleValue": value}
-        return {"doubleValue": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
-    if isinstance(value, (bytes, bytearray)):
-        return {"bytesValue": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, Mapping):
-        return {"kvlistValue": {"values": encode_attributes(value)}}
-    if isinstance(value, Sequence):
-        return {"arrayValue": {"values": [encode_any_value(item) for item in value]}}
-    if value is None:
-        return {}
-    return {"stringValue": str(value)}
-
-
-def encode_attributes(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """An OTLP/JSON ``KeyValue`` list."""
-    return [{"key": key, "value": encode_any_value(value)} for key, value in attributes.items()]
-
-
-def _encode_span(record: SpanRecord) -> dict[str, Any]:
-    span: dict[str, Any] = {"traceId": record.trace_id, "spanId": record.span_id}
-    if record.parent_id:
-        span["parentSpanId"] = record.parent_id
-    span["name"] = record.name
-    span["kind"] = SPAN_KINDS.index(record.kind) if record.kind in SPAN_KINDS else 0
-    span["startTimeUnixNano"] = str(record.start_ns)
-    span["endTimeUnixNano"] = str(record.end_ns)
-    if record.attributes:
-        span["attributes"] = encode_attributes(record.attributes)
-    if record.events:
-        span["events"] = [
-            {"timeUnixNano": str(e.time_ns), "name": e.name, "attributes": encode_attributes(e.attributes)}
-            for e in record.events
-        ]
-    if record.links:
-        span["links"] = [
-            {
-                "traceId": link.trace_id,
-                "spanId": link.span_id,
-                "attributes": encode_attributes(link.attributes),
-            }
-            for link in record.links
-        ]
-    status: dict[str, Any] = {}
-    if record.status.code != "unset":
-        status["code"] = _STATUS_CODES.index(record.status.code)
-    if record.status.description:
-        status["message"] = record.status.description
-    span["status"] = status
-    return span
-
-
-def request_from_records(records: Iterable[SpanRecord]) -> dict[str, Any]:
-    """One OTLP/JSON ``ExportTraceServiceRequest`` holding ``records``, grouped by resource and scope."""
-    resources: dict[
-        bytes, tuple[dict[str, Any], dict[tuple[str | None, str | None], list[dict[str, Any]]]]
-    ] = {}
-    for record in records:
-        key = orjson.dumps(record.resource, option=orjson.OPT_SORT_KEYS, default=str)
-        _, scopes = resources.setdefault(key, (record.resource, {}))
-        scopes.setdefault((record.scope_name, record.scope_version), []).append(_encode_span(record))
-    resource_spans = []
-    for resource, scopes in resources.values():
-        scope_spans = []
-        for (name, version), spans in scopes.items():
-            scope: dict[str, Any] = {}
-            if name:
-                scope["name"] = name
-            if version:
-                scope["version"] = version
-            scope_spans.append({"scope": scope, "spans": spans})
-        resource_spans.append(
-            {"resource": {"attributes": encode_attributes(resource)}, "scopeSpans": scope_spans}
-        )
-    return {"resourceSpans": resource_spans}
-
-
-def _line(records: Iterable[SpanRecord]) -> bytes:
-    return orjson.dumps(request_from_records(records), option=orjson.OPT_APPEND_NEWLINE, default=str)
-
-
-def write_otlp_json_lines(
-    records: Iterable[SpanRecord],
-    destination: str | os.PathLike[str] | IO[bytes],
-    *,
-    spans_per_line: int = 512,
-) -> int:
-    """Write ``records`` as OTLP/JSON lines (one request per line); returns the spans written.
-
-    ``destination`` is a path (created or truncated) or a binary stream.
-    """
-    if spans_per_line < 1:
-        raise ValueError("spans_per_line must be at least 1")
-    if isinstance(destination, (str, os.PathLike)):
-        with open(destination, "wb") as handle:
-            return write_otlp_json_lines(records, handle, spans_per_line=spans_per_line)
-    written = 0
-    batch: list[SpanRecord] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= spans_per_line:
-            destination.write(_line(batch))
-            written += len(batch)
-            batch = []
-    if batch:
-        destination.write(_line(batch))
-        written += len(batch)
-    return written
