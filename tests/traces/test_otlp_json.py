@@ -15,6 +15,7 @@ from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces import read_otlp_json
 from agenteval_otel.traces.otlp_json import (
     decode_any_value,
+    iter_records,
     record_from_span,
     records_from_request,
 )
@@ -274,3 +275,52 @@ def test_a_line_nested_too_deeply_is_skipped_with_the_depth_limit(tmp_path: Path
     assert len(list(trace_file)) == 2 and trace_file.skipped_lines == [2]
     assert "nested more than 1024 levels deep" in trace_file.skipped[0].reason
 
+
+def _spans_request(*spans: Any) -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+                               "scopeSpans": [{"scope": {"name": "lib"}, "spans": list(spans)}]}]}
+
+
+def _otlp_span(number: int, **fields: Any) -> dict[str, Any]:
+    return {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": f"{number + 1:016x}", "name": f"s{number}",
+            "startTimeUnixNano": "1", "endTimeUnixNano": "2", **fields}
+
+
+def test_the_walk_hands_bad_spans_to_its_hook_and_reads_the_others() -> None:
+    request = _spans_request(_otlp_span(0), _otlp_span(1, spanId=""), "not a span", _otlp_span(3, traceId=7),
+                             _otlp_span(4))
+    errors: list[ValueError] = []
+    records = list(iter_records(request, path="result", on_bad_span=errors.append))
+    assert [r.name for r in records] == ["s0", "s4"]
+    assert [str(e).split(":")[0] for e in errors] == [
+        "result.resourceSpans[0].scopeSpans[0].spans[1]",
+        "result.resourceSpans[0].scopeSpans[0].spans[2]",
+        "result.resourceSpans[0].scopeSpans[0].spans[3].traceId",
+    ]
+    with pytest.raises(ValueError, match=r"^resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[1\]"):
+        list(iter_records(request))
+
+
+@pytest.mark.parametrize(("envelope", "where"), [
+    ({"resourceSpans": {"no": "list"}}, "resourceSpans: expected a list"),
+    ({"resourceSpans": [None]}, "resourceSpans[0]: expected an object"),
+    ({"resourceSpans": [{"scopeSpans": ["x"]}]}, "resourceSpans[0].scopeSpans[0]: expected an object"),
+    ({"resourceSpans": [{"scopeSpans": [{"spans": {}}]}]}, "resourceSpans[0].scopeSpans[0].spans: expected a list"),
+])
+def test_a_bad_envelope_raises_even_with_a_hook(envelope: dict[str, Any], where: str) -> None:
+    with pytest.raises(ValueError, match=where.replace("[", r"\[").replace("]", r"\]")):
+        list(iter_records(envelope, on_bad_span=lambda error: None))
+
+
+def test_spans_off_the_common_shape_read_as_the_checked_path_reads_them_among_the_others() -> None:
+    upper = [_otlp_span(n, spanId=f"{n + 1:016X}", traceId="5B8EFFF798038103D269B633813FC60C") for n in range(20)]
+    plain = [_otlp_span(n) for n in range(20, 40)]
+    linked = _otlp_span(40, links=[{"traceId": "5b8efff798038103d269b633813fc60d", "spanId": "eee19b7ec3c1b176"}])
+    for spans in ([*upper, *plain, linked], [*plain, *upper, linked], [linked, *plain, *upper]):
+        request = _spans_request(*spans)
+        records = records_from_request(request) or []
+        assert records == records_from_request(orjson.loads(orjson.dumps(request).replace(b"Id", b"_id")))
+        assert [r.name for r in records] == [s["name"] for s in spans]
+        assert {r.trace_id for r in records} == {"5b8efff798038103d269b633813fc60c"}
+        assert all(r.resource == {"service.name": "svc"} and r.scope_name == "lib" for r in records)
+        assert next(r for r in records if r.name == "s40").links[0].span_id == "eee19b7ec3c1b176"
