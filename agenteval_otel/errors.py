@@ -19,10 +19,14 @@
         └── UserSimulatorError       the simulated user's model failed, timed out or answered
                                      what could not be read
 
-Every message names where the problem is (file, line or JSON path) and what was expected.
+Every message names where the problem is (file, line or JSON path) and what was expected, and
+never a credential: a URL in a message or a log line is shown through :func:`mask_url`.
 """
 
 from __future__ import annotations
+
+import re
+import urllib.parse
 
 __all__ = [
     "AgentEvalError",
@@ -39,6 +43,8 @@ __all__ = [
     "SimulationLoadError",
     "TraceReadError",
     "UserSimulatorError",
+    "mask_url",
+    "mask_url_in",
 ]
 
 
@@ -99,3 +105,62 @@ class JudgeOutputError(JudgeError, ValueError):
 class UserSimulatorError(JudgeError):
     """The model playing a simulated user (through the judge client) is not configured, failed,
     timed out, or answered what could not be read as the user's next message."""
+
+
+_MASK = "***"
+_SECRET_PARAMETER = re.compile(r"pass|pwd|secret|token|key|auth|sig|credential", re.IGNORECASE)
+
+
+def mask_url(url: str) -> str:
+    """``url`` fit to show in a message or a log: its credentials become ``***``. Never raises.
+
+    A user name followed by a password keeps the name (it tells accounts apart) and loses the
+    password; a lone user part, or one with an empty password, is taken for a token and masked
+    whole. The values of query parameters whose names look secret (``pass``, ``pwd``, ``secret``,
+    ``token``, ``key``, ``auth``, ``sig``, ``credential``, in any case) are masked. Text that is
+    not even a URL keeps nothing between ``//`` and ``@``, and no query.
+
+    >>> mask_url("http://user:s3cret@jaeger:16686/api/traces?service=a&api_key=k")
+    'http://user:***@jaeger:16686/api/traces?service=a&api_key=***'
+    >>> mask_url("https://sk-s3cret@judge.example/v1"), mask_url("https://sk-s3cret:@judge.example/v1")
+    ('https://***@judge.example/v1', 'https://***@judge.example/v1')
+    >>> mask_url("http://127.0.0.1:4318/v1/traces?X-Amz-Signature=abc&service=a")
+    'http://127.0.0.1:4318/v1/traces?X-Amz-Signature=***&service=a'
+    >>> mask_url("http://u:s3cret@[::1/x")  # not a URL: no IPv6 host ends
+    'http://***@[::1/x'
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
+            user, _, password = userinfo.partition(":")
+            netloc = f"{user}:{_MASK}@{host}" if user and password else f"{_MASK}@{host}"
+        query = "&".join(_masked_parameter(pair) for pair in parts.query.split("&")) if parts.query else ""
+        return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+    except Exception:  # not even a URL: hide anything between "//" and "@", and every query
+        return re.sub(r"\?.*", "?" + _MASK, re.sub(r"//[^/]*@", f"//{_MASK}@", str(url)))
+
+
+def _masked_parameter(pair: str) -> str:
+    name, has_value, _ = pair.partition("=")
+    if has_value and _SECRET_PARAMETER.search(urllib.parse.unquote_plus(name)):
+        return f"{name}={_MASK}"
+    return pair
+
+
+def mask_url_in(text: str, url: str) -> str:
+    """``text`` with ``url`` in it masked (:func:`mask_url`), and the URL's password wherever
+    else it appears (an operating system's error may quote it decoded, or alone).
+
+    >>> mask_url_in("cannot open http://admin:p%40ss@host/x: p@ss rejected", "http://admin:p%40ss@host/x")
+    'cannot open http://admin:***@host/x: *** rejected'
+    """
+    text = text.replace(url, mask_url(url))
+    try:
+        password = urllib.parse.urlsplit(url).password
+    except ValueError:
+        password = None
+    for secret in {password, urllib.parse.unquote(password)} if password else ():
+        text = text.replace(secret, _MASK)
+    return text

@@ -18,9 +18,8 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Final
-from urllib.parse import urlsplit
 
-from agenteval_otel.errors import ConfigError
+from agenteval_otel.errors import ConfigError, mask_url
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "JudgeSettings", "OPENAI_BASE_URL"]
 
@@ -118,11 +117,8 @@ class JudgeSettings:
 
     @property
     def endpoint(self) -> str:
-        """The endpoint, fit to be shown (any ``user:password@`` masked)."""
-        url = urlsplit(self.base_url or OPENAI_BASE_URL)
-        if url.username is None and url.password is None:
-            return url.geturl()
-        return url._replace(netloc="***@" + url.netloc.rpartition("@")[2]).geturl()
+        """The endpoint, fit to be shown: its credentials masked (``agenteval_otel.errors.mask_url``)."""
+        return mask_url(self.base_url or OPENAI_BASE_URL)
 
     @property
     def key(self) -> str:

@@ -1,7 +1,8 @@
 """Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files or Jaeger's query API
-(``JaegerClient``, over a swappable ``Transport``), and write them as OTLP/JSON lines. The OTLP
-receiver, ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads
-grpc, and uvicorn for OTLP/HTTP)."""
+(``JaegerClient``, over a swappable ``Transport``). The OTLP receiver,
+``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
+uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
+``agenteval_otel.tracing.OtlpJsonFileExporter``."""
 
 from agenteval_otel.traces.files import TrajectoryFiles, read_spans, read_trajectories
 from agenteval_otel.traces.jaeger_client import (
@@ -13,7 +14,7 @@ from agenteval_otel.traces.jaeger_client import (
     UrllibTransport,
 )
 from agenteval_otel.traces.jaeger_json import read_jaeger_json
-from agenteval_otel.traces.otlp_json import read_otlp_json, write_otlp_json_lines
+from agenteval_otel.traces.otlp_json import read_otlp_json
 from agenteval_otel.traces.otlp_proto import read_otlp_proto
 from agenteval_otel.traces.trace_file import SkippedLine, TraceFile
 
@@ -32,5 +33,4 @@ __all__ = [
     "read_otlp_proto",
     "read_spans",
     "read_trajectories",
-    "write_otlp_json_lines",
 ]

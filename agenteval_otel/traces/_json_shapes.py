@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["json_type", "list_at", "object_at", "text_at"]
+__all__ = ["item_at", "json_type", "list_at", "object_at", "text_at"]
 
 _TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
                float: "a number", type(None): "null"}
@@ -24,6 +24,13 @@ def object_at(value: Any, path: str) -> Mapping[str, Any]:
     """``value`` as an object (absent: empty)."""
     if value is None:
         return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{path}: expected an object, got {json_type(value)}")
+    return value
+
+
+def item_at(value: Any, path: str) -> Mapping[str, Any]:
+    """``value``, an item of a list, as an object (``null`` is not one)."""
     if not isinstance(value, Mapping):
         raise ValueError(f"{path}: expected an object, got {json_type(value)}")
     return value

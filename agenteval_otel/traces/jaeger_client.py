@@ -18,7 +18,6 @@ from __future__ import annotations
 import http
 import http.client
 import json
-import re
 import socket
 import threading
 import urllib.error
@@ -31,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from agenteval_otel.errors import TraceReadError
+from agenteval_otel.errors import TraceReadError, mask_url, mask_url_in  # mask_url: re-exported
 from agenteval_otel.traces._jsonfile import MALFORMED, malformed_reason
 from agenteval_otel.traces.jaeger_json import EXPECTED, records_from_jaeger
 from agenteval_otel.trajectory.spans import SpanRecord, normalize_trace_id
@@ -241,49 +240,6 @@ class MockTransport:
         return response
 
 
-_MASK = "***"
-_SECRET_PARAMETER = re.compile(r"pass|pwd|secret|token|key|auth|sig|credential", re.IGNORECASE)
-
-
-def mask_url(url: str) -> str:
-    """``url`` fit to print: its password (or a lone user part) and the values of secret-looking
-    query parameters become ``***``. Never raises.
-
-    >>> mask_url("http://user:secret@jaeger:16686/api/traces?service=a&api_key=k")
-    'http://user:***@jaeger:16686/api/traces?service=a&api_key=***'
-    """
-    try:
-        parts = urllib.parse.urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, host = netloc.rpartition("@")
-            user, has_password, _ = userinfo.partition(":")
-            netloc = f"{user}:{_MASK}@{host}" if has_password else f"{_MASK}@{host}"
-        query = "&".join(_masked_parameter(pair) for pair in parts.query.split("&")) if parts.query else ""
-        return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
-    except Exception:  # not even a URL: hide anything between "//" and "@", and every query
-        return re.sub(r"\?.*", "?" + _MASK, re.sub(r"//[^/]*@", f"//{_MASK}@", str(url)))
-
-
-def _masked_parameter(pair: str) -> str:
-    name, has_value, _ = pair.partition("=")
-    if has_value and _SECRET_PARAMETER.search(urllib.parse.unquote_plus(name)):
-        return f"{name}={_MASK}"
-    return pair
-
-
-def _masked_text(text: str, url: str) -> str:
-    """``text`` with ``url`` masked, and its password wherever else it appears (e.g. in an OS error)."""
-    text = text.replace(url, mask_url(url))
-    try:
-        password = urllib.parse.urlsplit(url).password
-    except ValueError:
-        password = None
-    for secret in {password, urllib.parse.unquote(password)} if password else ():
-        text = text.replace(secret, _MASK)
-    return text
-
-
 def _micros(moment: datetime | int | float) -> int:
     if isinstance(moment, datetime):
         if moment.tzinfo is None:
@@ -380,9 +336,9 @@ class JaegerClient:
         try:
             response = self.transport.handle_request(HttpRequest("GET", url, {"Accept": "application/json"}))
         except TraceReadError as exc:  # a broken reply the transport named: without the credentials
-            raise TraceReadError(_masked_text(str(exc), url)) from None
+            raise TraceReadError(mask_url_in(str(exc), url)) from None
         except OSError as exc:
-            reason = _masked_text(str(exc), url)
+            reason = mask_url_in(str(exc), url)
             raise TraceReadError(f"{shown}: cannot reach the Jaeger query service ({reason})") from exc
         if not 200 <= response.status < 300:
             raise TraceReadError(f"{shown}: HTTP {response.status} {_reason(response)}")

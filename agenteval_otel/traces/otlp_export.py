@@ -1,6 +1,8 @@
 """OTLP export requests as a receiver gets them: ``ExportTraceServiceRequest`` and
 ``ExportLogsServiceRequest`` bodies (binary protobuf or OTLP/JSON), or already parsed messages
-(gRPC), decoded into ``SpanRecord``s and ``LogRecord``s with the codecs of this package.
+(gRPC), decoded into ``SpanRecord``s and ``LogRecord``s with the codecs of this package and
+their envelope walks (one per format: ``otlp_json.iter_records``, ``otlp_proto.iter_records``,
+``otlp_logs.iter_log_records``).
 
 A request whose envelope cannot be read raises ``ValueError`` (the receiver answers 400); a span
 or log record that cannot be read (no ids, an id of the wrong length, a malformed field) is
@@ -27,11 +29,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord as ProtoLogRecord
 
-from agenteval_otel.traces import otlp_json, otlp_proto
-from agenteval_otel.traces._json_shapes import json_type, list_at, object_at, text_at
-from agenteval_otel.traces.otlp_json import _get, decode_attributes
-from agenteval_otel.traces.otlp_json import _span as _json_span
-from agenteval_otel.traces.otlp_logs import _record as log_record_from_json
+from agenteval_otel.traces import otlp_json, otlp_logs, otlp_proto
+from agenteval_otel.traces._json_shapes import json_type
 from agenteval_otel.traces.otlp_proto import _attributes, _value
 from agenteval_otel.trajectory.logs import LogRecord
 from agenteval_otel.trajectory.spans import SpanRecord, normalize_span_id, normalize_trace_id
@@ -61,11 +60,12 @@ class ExportBatch(Generic[_Item]):
     rejected: int = 0
     reasons: list[str] = field(default_factory=list)
 
-    def reject(self, reason: str) -> None:
-        """Count one rejected item, keeping its reason if it is among the first few."""
+    def reject(self, reason: str | ValueError) -> None:
+        """Count one rejected item, keeping its reason (or its error's message) if it is among
+        the first few; it is the envelope walks' ``on_bad_span`` / ``on_bad_record``."""
         self.rejected += 1
         if len(self.reasons) < _MAX_REASONS:
-            self.reasons.append(reason)
+            self.reasons.append(str(reason))
 
     @property
     def error_message(self) -> str:
@@ -82,15 +82,7 @@ class ExportBatch(Generic[_Item]):
 def trace_batch_from_message(request: ExportTraceServiceRequest) -> ExportBatch[SpanRecord]:
     """The spans of a parsed ``ExportTraceServiceRequest``; unreadable spans are rejected."""
     batch: ExportBatch[SpanRecord] = ExportBatch()
-    for r, group in enumerate(request.resource_spans):
-        resource = _attributes(group.resource.attributes)
-        for s, scoped in enumerate(group.scope_spans):
-            for i, span in enumerate(scoped.spans):
-                try:
-                    batch.items.append(otlp_proto.record_from_span(
-                        span, resource=resource, scope_name=scoped.scope.name, scope_version=scoped.scope.version))
-                except ValueError as exc:
-                    batch.reject(f"resourceSpans[{r}].scopeSpans[{s}].spans[{i}]: {exc}")
+    batch.items.extend(otlp_proto.iter_records(request, on_bad_span=batch.reject))
     return batch
 
 
@@ -106,7 +98,8 @@ def _proto_log_record(item: ProtoLogRecord) -> LogRecord:
 
 
 def logs_batch_from_message(request: ExportLogsServiceRequest) -> ExportBatch[LogRecord]:
-    """The log records of a parsed ``ExportLogsServiceRequest``; unreadable ones are rejected."""
+    """The log records of a parsed ``ExportLogsServiceRequest`` (the one walk of its envelope);
+    unreadable ones are rejected, named by their protobuf path."""
     batch: ExportBatch[LogRecord] = ExportBatch()
     for r, group in enumerate(request.resource_logs):
         for s, scoped in enumerate(group.scope_logs):
@@ -114,7 +107,7 @@ def logs_batch_from_message(request: ExportLogsServiceRequest) -> ExportBatch[Lo
                 try:
                     batch.items.append(_proto_log_record(item))
                 except ValueError as exc:
-                    batch.reject(f"resourceLogs[{r}].scopeLogs[{s}].logRecords[{i}]: {exc}")
+                    batch.reject(f"resource_logs[{r}].scope_logs[{s}].log_records[{i}]: {exc}")
     return batch
 
 
@@ -139,44 +132,6 @@ def _json_object(body: bytes, what: str) -> Mapping[str, Any]:
     return doc
 
 
-def _json_spans(doc: Mapping[str, Any]) -> ExportBatch[SpanRecord]:
-    batch: ExportBatch[SpanRecord] = ExportBatch()
-    for r, group in enumerate(list_at(_get(doc, "resourceSpans", "resource_spans"), "resourceSpans")):
-        r_path = f"resourceSpans[{r}]"
-        group = object_at(group, r_path)
-        resource = decode_attributes(object_at(group.get("resource"), f"{r_path}.resource").get("attributes"),
-                                     f"{r_path}.resource.attributes")
-        for s, scoped in enumerate(list_at(_get(group, "scopeSpans", "scope_spans"), f"{r_path}.scopeSpans")):
-            s_path = f"{r_path}.scopeSpans[{s}]"
-            scoped = object_at(scoped, s_path)
-            scope = object_at(scoped.get("scope"), f"{s_path}.scope")
-            scope = {"name": text_at(scope.get("name"), f"{s_path}.scope.name"),
-                     "version": text_at(scope.get("version"), f"{s_path}.scope.version")}
-            for i, span in enumerate(list_at(scoped.get("spans"), f"{s_path}.spans")):
-                path = f"{s_path}.spans[{i}]"
-                try:
-                    batch.items.append(_json_span(object_at(span, path), path, resource, scope))
-                except ValueError as exc:
-                    batch.reject(str(exc))
-    return batch
-
-
-def _json_logs(doc: Mapping[str, Any]) -> ExportBatch[LogRecord]:
-    batch: ExportBatch[LogRecord] = ExportBatch()
-    for r, group in enumerate(list_at(_get(doc, "resourceLogs", "resource_logs"), "resourceLogs")):
-        r_path = f"resourceLogs[{r}]"
-        for s, scoped in enumerate(list_at(_get(object_at(group, r_path), "scopeLogs", "scope_logs"),
-                                           f"{r_path}.scopeLogs")):
-            s_path = f"{r_path}.scopeLogs[{s}]"
-            items = list_at(_get(object_at(scoped, s_path), "logRecords", "log_records"), f"{s_path}.logRecords")
-            for i, item in enumerate(items):
-                try:
-                    batch.items.append(log_record_from_json(item, f"{s_path}.logRecords[{i}]"))
-                except ValueError as exc:
-                    batch.reject(str(exc))
-    return batch
-
-
 # --- bodies -----------------------------------------------------------------------------------
 
 
@@ -184,15 +139,17 @@ def decode_trace_export(body: bytes, encoding: Encoding) -> ExportBatch[SpanReco
     """The spans of an ``ExportTraceServiceRequest`` body; ``ValueError`` when the body is not one."""
     if encoding == "proto":
         return trace_batch_from_message(_parse(ExportTraceServiceRequest(), body))
+    batch: ExportBatch[SpanRecord] = ExportBatch()
     doc = _json_object(body, "ExportTraceServiceRequest")
-    try:  # the fast path reads well-formed requests whole; any rejected span needs the walk
-        return ExportBatch(otlp_json.records_from_request(doc) or [])
-    except ValueError:
-        return _json_spans(doc)
+    batch.items.extend(otlp_json.iter_records(doc, on_bad_span=batch.reject))
+    return batch
 
 
 def decode_logs_export(body: bytes, encoding: Encoding) -> ExportBatch[LogRecord]:
     """The log records of an ``ExportLogsServiceRequest`` body; ``ValueError`` when it is not one."""
     if encoding == "proto":
         return logs_batch_from_message(_parse(ExportLogsServiceRequest(), body))
-    return _json_logs(_json_object(body, "ExportLogsServiceRequest"))
+    batch: ExportBatch[LogRecord] = ExportBatch()
+    doc = _json_object(body, "ExportLogsServiceRequest")
+    batch.items.extend(otlp_logs.iter_log_records(doc, on_bad_record=batch.reject))
+    return batch

@@ -1,37 +1,35 @@
-"""OTLP/JSON trace files: the codec between OTLP/JSON and ``SpanRecord``s, and the file reader.
+"""OTLP/JSON trace files: the codec from OTLP/JSON to ``SpanRecord``s, the one walk of its
+envelope, and the file reader.
 
 The format is the OTLP/JSON encoding of ``ExportTraceServiceRequest`` (``resourceSpans`` →
 ``scopeSpans`` → ``spans``), one request per file or, as the OpenTelemetry Collector's file
 exporter writes it, one request per line. Reading accepts what producers really write: hex ids of
 either case or base64 ids, int64 values as strings or numbers, enums as numbers or names,
-camelCase or snake_case field names. Writing produces what the Collector writes: lower-case hex
-ids, int64 as strings, enums as numbers. (SDK spans are written straight to such a file by
-``agenteval_otel.tracing.OtlpJsonFileExporter``.)
+camelCase or snake_case field names. ``iter_records`` is the one walk of that envelope: the file
+reader, the Jaeger API v3 reader and the OTLP receiver all go through it. The one encoder is
+capture's: ``agenteval_otel.tracing.OtlpJsonFileExporter`` writes SDK spans as the Collector
+does (lower-case hex ids, int64 as strings, enums as numbers).
 
->>> record = SpanRecord(trace_id="5b8efff798038103d269b633813fc60c", span_id="eee19b7ec3c1b174",
-...                     parent_id=None, name="invoke_agent weather", start_ns=1, end_ns=5)
->>> request = request_from_records([record])
->>> request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["startTimeUnixNano"]
-'1'
->>> records_from_request(request) == [record]
-True
+>>> request = {"resourceSpans": [{"scopeSpans": [{"spans": [
+...     {"traceId": "5B8EFFF798038103D269B633813FC60C", "spanId": "eee19b7ec3c1b174",
+...      "name": "invoke_agent weather", "startTimeUnixNano": "1", "endTimeUnixNano": 5}]}]}]}
+>>> (record,) = records_from_request(request)
+>>> record.trace_id, record.start_ns, record.end_ns
+('5b8efff798038103d269b633813fc60c', 1, 5)
 """
 
 from __future__ import annotations
 
 import base64
-import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from sys import intern
-from typing import IO, Any
+from typing import Any
 
-import orjson
-
-from agenteval_otel.traces._json_shapes import json_type, list_at, object_at, text_at
+from agenteval_otel.traces._json_shapes import item_at, json_type, list_at, object_at, text_at
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
-from agenteval_otel.traces.trace_file import TraceFile
+from agenteval_otel.traces.trace_file import OnBadItem, TraceFile
 from agenteval_otel.trajectory.spans import (
     SPAN_KINDS,
     SpanEvent,
@@ -44,12 +42,10 @@ from agenteval_otel.trajectory.spans import (
 
 __all__ = [
     "decode_any_value",
-    "encode_any_value",
+    "iter_records",
     "read_otlp_json",
     "record_from_span",
     "records_from_request",
-    "request_from_records",
-    "write_otlp_json_lines",
 ]
 
 EXPECTED = "OTLP/JSON (an ExportTraceServiceRequest with resourceSpans, or one per line)"
@@ -170,11 +166,15 @@ def _id(value: Any, path: str, *, trace: bool) -> str | None:
 
 
 def _span(
-    span: Mapping[str, Any],
+    span: Any,
     path: str,
     resource: dict[str, Any],
-    scope: Mapping[str, Any],
+    scope_name: str | None,
+    scope_version: str | None,
 ) -> SpanRecord:
+    """One span, every field checked; ``ValueError`` naming the JSON path of what is wrong."""
+    if not isinstance(span, Mapping):
+        raise ValueError(f"{path}: expected an object, got {json_type(span)}")
     trace_id = _id(_get(span, "traceId", "trace_id"), f"{path}.traceId", trace=True)
     span_id = _id(_get(span, "spanId", "span_id"), f"{path}.spanId", trace=False)
     if trace_id is None or span_id is None:
@@ -201,8 +201,8 @@ def _span(
         events=events,
         status=_status(span.get("status")),
         resource=resource,
-        scope_name=text_at(scope.get("name"), "scope.name"),
-        scope_version=text_at(scope.get("version"), "scope.version"),
+        scope_name=scope_name,
+        scope_version=scope_version,
         links=links,
     )
 
@@ -231,18 +231,20 @@ def record_from_span(
 ) -> SpanRecord:
     """One OTLP/JSON span as a record; ``resource`` holds plain attribute values, ``scope`` its
     ``name`` and ``version``. Raises ``ValueError`` naming a malformed field."""
-    return _span(span, "span", dict(resource or {}), scope or {})
+    scope = scope or {}
+    return _span(span, "span", dict(resource or {}), text_at(scope.get("name"), "scope.name"),
+                 text_at(scope.get("version"), "scope.version"))
 
 
 # --- the fast path ----------------------------------------------------------------------------
 # What producers write almost always: camelCase fields, lower-case hex ids, one-key AnyValues.
-# The fast path reads such a request with no error bookkeeping and gives up (``_OffFastPath``, or
-# whatever a wrong shape raises) on anything else; the request is then read again by the checked
-# path above, which accepts every variant and names the JSON path of what is wrong.
+# The fast path reads such a span with no error bookkeeping and gives up (``_OffFastPath``, or
+# whatever a wrong shape raises) on anything else; the walk then reads that span again with the
+# checked path above, which accepts every variant and names the JSON path of what is wrong.
 
 
 class _OffFastPath(Exception):
-    """The request is not in the common shape: read it with the checked path."""
+    """The span is not in the common shape: read it with the checked path."""
 
 
 _KINDS_BY_NUMBER: dict[Any, str] = {None: "unspecified", **dict(enumerate(SPAN_KINDS))}
@@ -310,20 +312,6 @@ def _fast_id(value: Any, width: int, seen: dict[str, str]) -> str | None:
     return value
 
 
-def _fast_object(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if type(value) is dict:
-        return value
-    raise _OffFastPath
-
-
-def _fast_text(value: Any) -> str | None:
-    if value is None or type(value) is str:
-        return value or None
-    raise _OffFastPath
-
-
 def _fast_status(status: Any) -> SpanStatus:
     if not status:
         return _UNSET
@@ -346,47 +334,110 @@ def _fast_events(events: Any) -> tuple[SpanEvent, ...]:
     return tuple(found)
 
 
-def _fast_records(doc: dict[str, Any]) -> list[SpanRecord]:
-    records: list[SpanRecord] = []
-    append = records.append
+def _fast_span(
+    span: Any,
+    resource: dict[str, Any],
+    scope_name: str | None,
+    scope_version: str | None,
+    trace_ids: dict[str, str],
+    span_ids: dict[str, str],
+) -> SpanRecord:
+    """One span in the common shape; ids seen before (``trace_ids``, ``span_ids``) are shared."""
+    if span.get("links"):
+        raise _OffFastPath
+    trace_id = _fast_id(span["traceId"], 32, trace_ids)
+    span_id = _fast_id(span["spanId"], 16, span_ids)
+    parent = span.get("parentSpanId")
+    name = span.get("name", "")
+    kind_number = span.get("kind")
+    kind = _KINDS_BY_NUMBER.get(kind_number) if type(kind_number) is int or kind_number is None else None
+    if trace_id is None or span_id is None or type(name) is not str or kind is None:
+        raise _OffFastPath
+    start = int(span["startTimeUnixNano"])
+    end = int(span["endTimeUnixNano"])
+    events = span.get("events")
+    return SpanRecord(
+        trace_id,
+        span_id,
+        _fast_id(parent, 16, span_ids) if parent else None,
+        intern(name) if len(name) <= _SHORT else name,
+        kind,
+        start,
+        end or start,
+        _fast_attributes(span.get("attributes")),
+        _fast_events(events) if events else (),
+        _fast_status(span.get("status")),
+        resource,
+        scope_name,
+        scope_version,
+    )
+
+
+# --- the walk ---------------------------------------------------------------------------------
+
+
+def _resource(group: Mapping[str, Any], path: str) -> dict[str, Any]:
+    attributes = object_at(group.get("resource"), f"{path}.resource").get("attributes")
+    try:
+        return _fast_attributes(attributes)
+    except Exception:  # noqa: BLE001 - any other shape is read, or rejected, by the checked path
+        return decode_attributes(attributes, f"{path}.resource.attributes")
+
+
+_FAST_TRIES = 8
+"""Spans the fast path may fail on before the walk stops trying it for the rest of a request
+(unless it read as many): a producer that writes every span in another spelling pays for the
+failed attempt a few times, not once per span."""
+
+
+def iter_records(
+    doc: Mapping[str, Any], *, path: str = "", on_bad_span: OnBadItem | None = None
+) -> Iterator[SpanRecord]:
+    """The spans of one OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``), in order:
+    the one walk of its envelope, ``resourceSpans`` → ``scopeSpans`` (or, before OTLP 0.15,
+    ``instrumentationLibrarySpans``) → ``spans``. ``path`` prefixes the JSON paths in errors.
+
+    A span that cannot be read raises ``ValueError`` naming its JSON path, or, given
+    ``on_bad_span``, is handed to it as that error and left out (the receiver counts it as a
+    rejected span). An envelope that cannot be read (a list or object of the wrong type) always
+    raises ``ValueError`` naming where. A document without ``resourceSpans`` holds no spans.
+    """
+    prefix = f"{path}." if path else ""
     trace_ids: dict[str, str] = {}
     span_ids: dict[str, str] = {}
-    for group in doc["resourceSpans"]:
-        resource = _fast_attributes(_fast_object(group.get("resource")).get("attributes"))
-        for scoped in group["scopeSpans"]:
-            scope = _fast_object(scoped.get("scope"))
-            scope_name = _fast_text(scope.get("name"))
-            scope_version = _fast_text(scope.get("version"))
-            for span in scoped["spans"]:
-                if span.get("links"):
-                    raise _OffFastPath
-                trace_id = _fast_id(span["traceId"], 32, trace_ids)
-                span_id = _fast_id(span["spanId"], 16, span_ids)
-                parent = span.get("parentSpanId")
-                name = span.get("name", "")
-                kind_number = span.get("kind")
-                kind = _KINDS_BY_NUMBER.get(kind_number) if type(kind_number) is int or kind_number is None else None
-                if trace_id is None or span_id is None or type(name) is not str or kind is None:
-                    raise _OffFastPath
-                start = int(span["startTimeUnixNano"])
-                end = int(span["endTimeUnixNano"])
-                events = span.get("events")
-                append(SpanRecord(
-                    trace_id,
-                    span_id,
-                    _fast_id(parent, 16, span_ids) if parent else None,
-                    intern(name) if len(name) <= _SHORT else name,
-                    kind,
-                    start,
-                    end or start,
-                    _fast_attributes(span.get("attributes")),
-                    _fast_events(events) if events else (),
-                    _fast_status(span.get("status")),
-                    resource,
-                    scope_name,
-                    scope_version,
-                ))
-    return records
+    fast_read = fast_failed = 0
+    groups = list_at(_get(doc, "resourceSpans", "resource_spans"), f"{prefix}resourceSpans")
+    for r_index, group in enumerate(groups):
+        r_path = f"{prefix}resourceSpans[{r_index}]"
+        group = item_at(group, r_path)
+        resource = _resource(group, r_path)
+        scope_groups, groups_key, scope_key = _get(group, "scopeSpans", "scope_spans"), "scopeSpans", "scope"
+        if scope_groups is None:  # OTLP before 0.15
+            scope_groups = _get(group, "instrumentationLibrarySpans", "instrumentation_library_spans")
+            groups_key, scope_key = "instrumentationLibrarySpans", "instrumentationLibrary"
+        for s_index, scoped in enumerate(list_at(scope_groups, f"{r_path}.{groups_key}")):
+            s_path = f"{r_path}.{groups_key}[{s_index}]"
+            scoped = item_at(scoped, s_path)
+            scope = object_at(scoped.get(scope_key), f"{s_path}.{scope_key}")
+            scope_name = text_at(scope.get("name"), f"{s_path}.{scope_key}.name")
+            scope_version = text_at(scope.get("version"), f"{s_path}.{scope_key}.version")
+            for index, span in enumerate(list_at(scoped.get("spans"), f"{s_path}.spans")):
+                record: SpanRecord | None = None
+                if fast_failed < _FAST_TRIES or fast_read >= fast_failed:
+                    try:
+                        record = _fast_span(span, resource, scope_name, scope_version, trace_ids, span_ids)
+                        fast_read += 1
+                    except Exception:  # noqa: BLE001 - any other shape is read, or rejected, below
+                        fast_failed += 1
+                if record is None:
+                    try:
+                        record = _span(span, f"{s_path}.spans[{index}]", resource, scope_name, scope_version)
+                    except ValueError as error:
+                        if on_bad_span is None:
+                            raise
+                        on_bad_span(error)
+                        continue
+                yield record
 
 
 def records_from_request(doc: Any, path: str = "") -> list[SpanRecord] | None:
@@ -395,43 +446,9 @@ def records_from_request(doc: Any, path: str = "") -> list[SpanRecord] | None:
     Returns ``None`` when ``doc`` is not such a request; raises ``ValueError`` naming the JSON
     path of a malformed field.
     """
-    if type(doc) is dict and "resourceSpans" in doc:
-        try:
-            return _fast_records(doc)
-        except Exception:  # noqa: BLE001 - any other shape is read, or rejected, by the checked path
-            pass
-    if not isinstance(doc, Mapping):
+    if not isinstance(doc, Mapping) or _get(doc, "resourceSpans", "resource_spans") is None:
         return None
-    resource_spans = _get(doc, "resourceSpans", "resource_spans")
-    if resource_spans is None:
-        return None
-    prefix = f"{path}." if path else ""
-    if not isinstance(resource_spans, list):
-        raise ValueError(f"{prefix}resourceSpans: expected a list")
-    records: list[SpanRecord] = []
-    for r_index, group in enumerate(resource_spans):
-        r_path = f"{prefix}resourceSpans[{r_index}]"
-        if not isinstance(group, Mapping):
-            raise ValueError(f"{r_path}: expected an object")
-        resource = decode_attributes(
-            object_at(group.get("resource"), f"{r_path}.resource").get("attributes"), f"{r_path}.resource.attributes"
-        )
-        scope_groups, groups_key, scope_key = _get(group, "scopeSpans", "scope_spans"), "scopeSpans", "scope"
-        if scope_groups is None:  # OTLP before 0.15
-            scope_groups = _get(group, "instrumentationLibrarySpans", "instrumentation_library_spans")
-            groups_key, scope_key = "instrumentationLibrarySpans", "instrumentationLibrary"
-        for s_index, scoped in enumerate(list_at(scope_groups, f"{r_path}.{groups_key}")):
-            s_path = f"{r_path}.{groups_key}[{s_index}]"
-            if not isinstance(scoped, Mapping):
-                raise ValueError(f"{s_path}: expected an object")
-            scope = object_at(scoped.get(scope_key), f"{s_path}.{scope_key}")
-            scope = {"name": text_at(scope.get("name"), f"{s_path}.{scope_key}.name"),
-                     "version": text_at(scope.get("version"), f"{s_path}.{scope_key}.version")}
-            for index, span in enumerate(list_at(scoped.get("spans"), f"{s_path}.spans")):
-                if not isinstance(span, Mapping):
-                    raise ValueError(f"{s_path}.spans[{index}]: expected an object")
-                records.append(_span(span, f"{s_path}.spans[{index}]", resource, scope))
-    return records
+    return list(iter_records(doc, path=path))
 
 
 OTLP_JSON = JsonFormat("otlp-json", "otlp-jsonl", records_from_request)
@@ -443,125 +460,3 @@ def read_otlp_json(path: str | os.PathLike[str]) -> TraceFile:
     Raises ``agenteval_otel.errors.TraceReadError`` when the file is not OTLP/JSON.
     """
     return read_json_trace_file(Path(path), (OTLP_JSON,), expected=EXPECTED)
-
-
-# --- writing ----------------------------------------------------------------------------------
-
-
-def encode_any_value(value: Any) -> dict[str, Any]:
-    """An OTLP/JSON ``AnyValue`` for a plain Python value."""
-    if isinstance(value, str):
-        return {"stringValue": value}
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return {"doubleValue": value}
-        return {"doubleValue": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
-    if isinstance(value, (bytes, bytearray)):
-        return {"bytesValue": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, Mapping):
-        return {"kvlistValue": {"values": encode_attributes(value)}}
-    if isinstance(value, Sequence):
-        return {"arrayValue": {"values": [encode_any_value(item) for item in value]}}
-    if value is None:
-        return {}
-    return {"stringValue": str(value)}
-
-
-def encode_attributes(attributes: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """An OTLP/JSON ``KeyValue`` list."""
-    return [{"key": key, "value": encode_any_value(value)} for key, value in attributes.items()]
-
-
-def _encode_span(record: SpanRecord) -> dict[str, Any]:
-    span: dict[str, Any] = {"traceId": record.trace_id, "spanId": record.span_id}
-    if record.parent_id:
-        span["parentSpanId"] = record.parent_id
-    span["name"] = record.name
-    span["kind"] = SPAN_KINDS.index(record.kind) if record.kind in SPAN_KINDS else 0
-    span["startTimeUnixNano"] = str(record.start_ns)
-    span["endTimeUnixNano"] = str(record.end_ns)
-    if record.attributes:
-        span["attributes"] = encode_attributes(record.attributes)
-    if record.events:
-        span["events"] = [
-            {"timeUnixNano": str(e.time_ns), "name": e.name, "attributes": encode_attributes(e.attributes)}
-            for e in record.events
-        ]
-    if record.links:
-        span["links"] = [
-            {
-                "traceId": link.trace_id,
-                "spanId": link.span_id,
-                "attributes": encode_attributes(link.attributes),
-            }
-            for link in record.links
-        ]
-    status: dict[str, Any] = {}
-    if record.status.code != "unset":
-        status["code"] = _STATUS_CODES.index(record.status.code)
-    if record.status.description:
-        status["message"] = record.status.description
-    span["status"] = status
-    return span
-
-
-def request_from_records(records: Iterable[SpanRecord]) -> dict[str, Any]:
-    """One OTLP/JSON ``ExportTraceServiceRequest`` holding ``records``, grouped by resource and scope."""
-    resources: dict[
-        bytes, tuple[dict[str, Any], dict[tuple[str | None, str | None], list[dict[str, Any]]]]
-    ] = {}
-    for record in records:
-        key = orjson.dumps(record.resource, option=orjson.OPT_SORT_KEYS, default=str)
-        _, scopes = resources.setdefault(key, (record.resource, {}))
-        scopes.setdefault((record.scope_name, record.scope_version), []).append(_encode_span(record))
-    resource_spans = []
-    for resource, scopes in resources.values():
-        scope_spans = []
-        for (name, version), spans in scopes.items():
-            scope: dict[str, Any] = {}
-            if name:
-                scope["name"] = name
-            if version:
-                scope["version"] = version
-            scope_spans.append({"scope": scope, "spans": spans})
-        resource_spans.append(
-            {"resource": {"attributes": encode_attributes(resource)}, "scopeSpans": scope_spans}
-        )
-    return {"resourceSpans": resource_spans}
-
-
-def _line(records: Iterable[SpanRecord]) -> bytes:
-    return orjson.dumps(request_from_records(records), option=orjson.OPT_APPEND_NEWLINE, default=str)
-
-
-def write_otlp_json_lines(
-    records: Iterable[SpanRecord],
-    destination: str | os.PathLike[str] | IO[bytes],
-    *,
-    spans_per_line: int = 512,
-) -> int:
-    """Write ``records`` as OTLP/JSON lines (one request per line); returns the spans written.
-
-    ``destination`` is a path (created or truncated) or a binary stream.
-    """
-    if spans_per_line < 1:
-        raise ValueError("spans_per_line must be at least 1")
-    if isinstance(destination, (str, os.PathLike)):
-        with open(destination, "wb") as handle:
-            return write_otlp_json_lines(records, handle, spans_per_line=spans_per_line)
-    written = 0
-    batch: list[SpanRecord] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) >= spans_per_line:
-            destination.write(_line(batch))
-            written += len(batch)
-            batch = []
-    if batch:
-        destination.write(_line(batch))
-        written += len(batch)
-    return written

@@ -4,7 +4,8 @@ The format is the OTLP/JSON encoding of ``ExportLogsServiceRequest`` (``resource
 ``scopeLogs`` → ``logRecords``), one request per file or one per line (the OpenTelemetry
 Collector's file exporter writes logs that way beside traces). Records are read whole (log files
 are small next to trace files) and joined to their spans with
-``agenteval_otel.trajectory.logs.attach_logs``.
+``agenteval_otel.trajectory.logs.attach_logs``. ``iter_log_records`` is the one walk of the
+envelope, for these files and for the OTLP receiver.
 
 >>> request = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{
 ...     "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
@@ -17,17 +18,19 @@ are small next to trace files) and joined to their spans with
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from agenteval_otel.errors import TraceReadError
+from agenteval_otel.traces._json_shapes import item_at, list_at
 from agenteval_otel.traces.otlp_json import _get, _id, _int64, decode_any_value, decode_attributes
+from agenteval_otel.traces.trace_file import OnBadItem
 from agenteval_otel.trajectory.logs import LogRecord
 
-__all__ = ["is_logs_request", "log_records_from_request", "read_otlp_logs"]
+__all__ = ["is_logs_request", "iter_log_records", "log_records_from_request", "read_otlp_logs"]
 
 EXPECTED = "OTLP/JSON logs (an ExportLogsServiceRequest with resourceLogs, or one per line)"
 
@@ -52,29 +55,44 @@ def _record(item: Any, path: str) -> LogRecord:
     )
 
 
+def iter_log_records(
+    doc: Mapping[str, Any], *, path: str = "", on_bad_record: OnBadItem | None = None
+) -> Iterator[LogRecord]:
+    """The log records of one OTLP/JSON ``ExportLogsServiceRequest``, in order: the one walk of
+    its envelope, ``resourceLogs`` → ``scopeLogs`` → ``logRecords``. ``path`` prefixes the JSON
+    paths in errors.
+
+    A record that cannot be read raises ``ValueError`` naming its JSON path, or, given
+    ``on_bad_record``, is handed to it as that error and left out. An envelope that cannot be read
+    (a list or object of the wrong type) always raises ``ValueError`` naming where.
+    """
+    prefix = f"{path}." if path else ""
+    groups = list_at(_get(doc, "resourceLogs", "resource_logs"), f"{prefix}resourceLogs")
+    for r, group in enumerate(groups):
+        r_path = f"{prefix}resourceLogs[{r}]"
+        scopes = list_at(_get(item_at(group, r_path), "scopeLogs", "scope_logs"), f"{r_path}.scopeLogs")
+        for s, scoped in enumerate(scopes):
+            s_path = f"{r_path}.scopeLogs[{s}]"
+            items = list_at(_get(item_at(scoped, s_path), "logRecords", "log_records"), f"{s_path}.logRecords")
+            for i, item in enumerate(items):
+                try:
+                    record = _record(item, f"{s_path}.logRecords[{i}]")
+                except ValueError as error:
+                    if on_bad_record is None:
+                        raise
+                    on_bad_record(error)
+                    continue
+                yield record
+
+
 def log_records_from_request(doc: Any, path: str = "") -> list[LogRecord]:
     """The log records of one OTLP/JSON logs request (or of a JSON list of them); ``ValueError``
     naming the JSON path of a malformed field (or when ``doc`` is no logs request)."""
-    prefix = f"{path}." if path else ""
     if isinstance(doc, list):
         return [record for i, item in enumerate(doc) for record in log_records_from_request(item, f"{path}[{i}]")]
     if not is_logs_request(doc):
         raise ValueError(f"{path or 'document'}: expected an object with resourceLogs")
-    groups = _get(doc, "resourceLogs", "resource_logs")
-    if not isinstance(groups, list):
-        raise ValueError(f"{prefix}resourceLogs: expected a list")
-    found: list[LogRecord] = []
-    for r, group in enumerate(groups):
-        scopes = _get(group, "scopeLogs", "scope_logs") if isinstance(group, Mapping) else None
-        if not isinstance(scopes, list):
-            raise ValueError(f"{prefix}resourceLogs[{r}].scopeLogs: expected a list")
-        for s, scoped in enumerate(scopes):
-            items = _get(scoped, "logRecords", "log_records") if isinstance(scoped, Mapping) else None
-            if not isinstance(items, list):
-                raise ValueError(f"{prefix}resourceLogs[{r}].scopeLogs[{s}].logRecords: expected a list")
-            found += [_record(item, f"{prefix}resourceLogs[{r}].scopeLogs[{s}].logRecords[{i}]")
-                      for i, item in enumerate(items)]
-    return found
+    return list(iter_log_records(doc, path=path))
 
 
 def read_otlp_logs(path: str | os.PathLike[str]) -> list[LogRecord]:

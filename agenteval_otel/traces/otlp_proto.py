@@ -1,6 +1,8 @@
 """OTLP protobuf trace files: one ``ExportTraceServiceRequest`` (or ``TracesData``), or the
 OpenTelemetry Collector file exporter's ``format: proto`` stream, where every request is
 preceded by its size as a 4-byte big-endian integer. Framed files are read frame by frame.
+``iter_records`` is the one walk of a parsed request's envelope, for these files and for the
+OTLP receiver.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from agenteval_otel.errors import TraceReadError
-from agenteval_otel.traces.trace_file import SkipFunction, TraceFile
+from agenteval_otel.traces.trace_file import OnBadItem, SkipFunction, TraceFile
 from agenteval_otel.trajectory.spans import (
     SPAN_KINDS,
     SpanEvent,
@@ -28,7 +30,7 @@ from agenteval_otel.trajectory.spans import (
     normalize_trace_id,
 )
 
-__all__ = ["read_otlp_proto", "record_from_span", "records_from_proto"]
+__all__ = ["iter_records", "read_otlp_proto", "record_from_span", "records_from_proto"]
 
 EXPECTED = "OTLP protobuf (an ExportTraceServiceRequest, or 4-byte-length-prefixed requests)"
 _FIELD_1_LEN = 0x0A  # the first byte of a request: resource_spans, length-delimited
@@ -92,6 +94,32 @@ def record_from_span(
     )
 
 
+def iter_records(
+    request: ExportTraceServiceRequest, *, on_bad_span: OnBadItem | None = None
+) -> Iterator[SpanRecord]:
+    """The spans of a parsed ``ExportTraceServiceRequest``, in order: the one walk of its envelope
+    (``resource_spans`` → ``scope_spans`` → ``spans``).
+
+    A span that cannot be read (no ids, an id of the wrong length) raises ``ValueError`` naming
+    its path, or, given ``on_bad_span``, is handed to it as that error and left out.
+    """
+    for r_index, group in enumerate(request.resource_spans):
+        resource = _attributes(group.resource.attributes)
+        for s_index, scoped in enumerate(group.scope_spans):
+            scope = scoped.scope
+            for index, span in enumerate(scoped.spans):
+                try:
+                    record = record_from_span(
+                        span, resource=resource, scope_name=scope.name, scope_version=scope.version)
+                except ValueError as exc:
+                    error = ValueError(f"resource_spans[{r_index}].scope_spans[{s_index}].spans[{index}]: {exc}")
+                    if on_bad_span is None:
+                        raise error from None
+                    on_bad_span(error)
+                    continue
+                yield record
+
+
 def records_from_proto(data: bytes) -> list[SpanRecord]:
     """The spans of one serialised ``ExportTraceServiceRequest``; ``ValueError`` if it is not one."""
     request = ExportTraceServiceRequest()
@@ -99,18 +127,7 @@ def records_from_proto(data: bytes) -> list[SpanRecord]:
         request.ParseFromString(data)
     except DecodeError as exc:
         raise ValueError(f"not an ExportTraceServiceRequest ({exc})") from None
-    records = []
-    for r_index, group in enumerate(request.resource_spans):
-        resource = _attributes(group.resource.attributes)
-        for s_index, scoped in enumerate(group.scope_spans):
-            for index, span in enumerate(scoped.spans):
-                try:
-                    record = record_from_span(
-                        span, resource=resource, scope_name=scoped.scope.name, scope_version=scoped.scope.version)
-                except ValueError as exc:
-                    raise ValueError(f"resource_spans[{r_index}].scope_spans[{s_index}].spans[{index}]: {exc}") from None
-                records.append(record)
-    return records
+    return list(iter_records(request))
 
 
 def _frames(handle: IO[bytes], size: int, skip: SkipFunction, path: Path) -> Iterator[SpanRecord]:

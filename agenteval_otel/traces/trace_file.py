@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agenteval_otel.trajectory.spans import SpanRecord
 
-__all__ = ["SkippedLine", "TraceFile"]
+__all__ = ["OnBadItem", "SkippedLine", "TraceFile"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
@@ -23,6 +23,10 @@ SkipFunction = Callable[[int, str], None]
 """Called by a reader with the 1-based line (or frame) number and the reason it was skipped."""
 
 SpanProducer = Callable[[SkipFunction], Iterator[SpanRecord]]
+
+OnBadItem = Callable[[ValueError], None]
+"""Called by an envelope walk with the error of each span (or log record) it cannot read, which
+it then leaves out; without one, the walk raises that error."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ Each export writes one OTLP/JSON ``ExportTraceServiceRequest`` (``resourceSpans`
 → ``spans``) on one line: the OpenTelemetry Collector's file-exporter format, which
 ``agenteval_otel.traces.read_spans`` reads back. Spans are encoded straight from the SDK's
 ``ReadableSpan``, as the OTLP/JSON mapping requires: lower-case hex ids, int64 values (times,
-``intValue``) as decimal strings, enums (``kind``, ``status.code``) as numbers.
+``intValue``) as decimal strings, enums (``kind``, ``status.code``) as numbers. This is the
+package's one OTLP/JSON encoder: ``encode_any_value`` and ``encode_attributes`` also encode the log
+records of ``OtlpJsonLogFileExporter``, and ``agenteval_otel.traces`` only reads.
 
 >>> import json, os, tempfile
 >>> from opentelemetry.sdk.trace import TracerProvider
@@ -36,7 +38,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import SpanKind
 
-__all__ = ["OtlpJsonFileExporter"]
+__all__ = ["OtlpJsonFileExporter", "encode_any_value", "encode_attributes"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
@@ -54,8 +56,13 @@ _NO_ATTRIBUTES: Mapping[str, Any] = {}
 _Scopes = dict[tuple[str | None, str | None], list[dict[str, Any]]]
 
 
-def _any_value(value: Any) -> dict[str, Any]:
-    """An OTLP/JSON ``AnyValue``: exact types first (the hot path), then their subclasses."""
+def encode_any_value(value: Any) -> dict[str, Any]:
+    """An OTLP/JSON ``AnyValue`` for an attribute (or log body) value: exact types first (the hot
+    path), then their subclasses; ``None`` is the empty value, anything else its ``str``.
+
+    >>> encode_any_value([1, 2.5, float("nan")])
+    {'arrayValue': {'values': [{'intValue': '1'}, {'doubleValue': 2.5}, {'doubleValue': 'NaN'}]}}
+    """
     kind = type(value)
     if kind is str:
         return {"stringValue": value}
@@ -66,7 +73,7 @@ def _any_value(value: Any) -> dict[str, Any]:
     if kind is float and math.isfinite(value):
         return {"doubleValue": value}
     if kind is tuple or kind is list:
-        return {"arrayValue": {"values": [_any_value(item) for item in value]}}
+        return {"arrayValue": {"values": [encode_any_value(item) for item in value]}}
     if isinstance(value, str):
         return {"stringValue": value}
     if isinstance(value, bool):
@@ -80,16 +87,21 @@ def _any_value(value: Any) -> dict[str, Any]:
     if isinstance(value, bytes):
         return {"bytesValue": base64.b64encode(value).decode("ascii")}
     if isinstance(value, Mapping):
-        return {"kvlistValue": {"values": _attributes(value)}}
+        return {"kvlistValue": {"values": encode_attributes(value)}}
     if isinstance(value, Sequence):
-        return {"arrayValue": {"values": [_any_value(item) for item in value]}}
+        return {"arrayValue": {"values": [encode_any_value(item) for item in value]}}
     if value is None:
         return {}
     return {"stringValue": str(value)}
 
 
-def _attributes(attributes: Mapping[Any, Any] | None) -> list[dict[str, Any]]:
-    """An OTLP/JSON ``KeyValue`` list."""
+def encode_attributes(attributes: Mapping[Any, Any] | None) -> list[dict[str, Any]]:
+    """An OTLP/JSON ``KeyValue`` list (keys as strings).
+
+    >>> encode_attributes({"gen_ai.tool.name": "get_weather", "retries": 2})
+    [{'key': 'gen_ai.tool.name', 'value': {'stringValue': 'get_weather'}},
+     {'key': 'retries', 'value': {'intValue': '2'}}]
+    """
     if not attributes:
         return []
     try:
@@ -106,7 +118,7 @@ def _attributes(attributes: Mapping[Any, Any] | None) -> list[dict[str, Any]]:
         elif kind is int:
             any_value = {"intValue": str(value)}
         else:
-            any_value = _any_value(value)
+            any_value = encode_any_value(value)
         encoded.append({"key": key if type(key) is str else str(key), "value": any_value})
     return encoded
 
@@ -127,11 +139,15 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     encoded["endTimeUnixNano"] = str(span.end_time or start)
     attributes = span.attributes
     if attributes:
-        encoded["attributes"] = _attributes(attributes)
+        encoded["attributes"] = encode_attributes(attributes)
     events = span.events
     if events:
         encoded["events"] = [
-            {"timeUnixNano": str(event.timestamp or 0), "name": event.name, "attributes": _attributes(event.attributes)}
+            {
+                "timeUnixNano": str(event.timestamp or 0),
+                "name": event.name,
+                "attributes": encode_attributes(event.attributes),
+            }
             for event in events
         ]
     links = span.links
@@ -140,7 +156,7 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
             {
                 "traceId": format(link.context.trace_id, "032x"),
                 "spanId": format(link.context.span_id, "016x"),
-                "attributes": _attributes(link.attributes),
+                "attributes": encode_attributes(link.attributes),
             }
             for link in links
         ]
@@ -172,7 +188,7 @@ def _request_line(spans: Sequence[ReadableSpan]) -> bytes:
             )
             group = by_content.get(key)
             if group is None:
-                group = by_content[key] = (_attributes(attributes), {})
+                group = by_content[key] = (encode_attributes(attributes), {})
             by_object[id(resource)] = group
             resources.append(resource)
         scope = span.instrumentation_scope

@@ -22,7 +22,7 @@ import orjson
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 
-from agenteval_otel.tracing.file_export import _any_value, _attributes, _LineFile
+from agenteval_otel.tracing.file_export import _LineFile, encode_any_value, encode_attributes
 
 __all__ = ["OtlpJsonLogFileExporter", "logs_file_for"]
 
@@ -54,9 +54,9 @@ def _log_record(item: ReadableLogRecord) -> dict[str, Any]:
     if record.event_name:
         encoded["eventName"] = record.event_name
     if record.body is not None:
-        encoded["body"] = _any_value(record.body)
+        encoded["body"] = encode_any_value(record.body)
     if record.attributes:
-        encoded["attributes"] = _attributes(record.attributes)
+        encoded["attributes"] = encode_attributes(record.attributes)
     if record.trace_id:
         encoded["traceId"] = format(record.trace_id, "032x")
     if record.span_id:
@@ -81,7 +81,7 @@ def _request_line(records: Sequence[ReadableLogRecord]) -> bytes:
         for (name, version), encoded in scopes.items():
             scope_fields = {k: v for k, v in (("name", name), ("version", version)) if v}
             scope_logs.append({"scope": scope_fields, "logRecords": encoded})
-        attributes = _attributes(resource.attributes) if resource is not None else []
+        attributes = encode_attributes(resource.attributes) if resource is not None else []
         resource_logs.append({"resource": {"attributes": attributes}, "scopeLogs": scope_logs})
     return orjson.dumps({"resourceLogs": resource_logs}, option=orjson.OPT_APPEND_NEWLINE, default=str)
 

@@ -1,23 +1,43 @@
-"""OTLP/JSON: the codec, the writer and the streaming reader."""
+"""OTLP/JSON: the codec and the streaming reader, over files as capture's encoder writes them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
 
 from agenteval_otel.errors import TraceReadError
-from agenteval_otel.traces import read_otlp_json, write_otlp_json_lines
+from agenteval_otel.traces import read_otlp_json
 from agenteval_otel.traces.otlp_json import (
     decode_any_value,
-    encode_any_value,
+    iter_records,
     record_from_span,
     records_from_request,
 )
+from agenteval_otel.tracing import OtlpJsonFileExporter
+from agenteval_otel.tracing.file_export import encode_any_value
 from agenteval_otel.trajectory import SpanRecord
 from tests.traces.wrong_types import wrong_type_variants
+
+
+def export_lines(spans: Sequence[ReadableSpan], path: Path, *, spans_per_line: int = 512) -> int:
+    """Append ``spans`` to ``path`` as OTLP/JSON lines, ``spans_per_line`` to a line, with the
+    package's one encoder (capture's file exporter); returns the spans written."""
+    exporter = OtlpJsonFileExporter(path)
+    written = 0
+    try:
+        for start in range(0, len(spans), spans_per_line):
+            batch = spans[start:start + spans_per_line]
+            assert exporter.export(batch) is SpanExportResult.SUCCESS
+            written += len(batch)
+    finally:
+        exporter.shutdown()
+    return written
 
 
 def test_upper_case_hex_ids_and_string_timestamps_read_lower_case(own_traces: Path) -> None:
@@ -79,7 +99,7 @@ def test_any_value_round_trip(value) -> None:
 def test_write_then_read_lines(tmp_path: Path, sdk_spans) -> None:
     records = [SpanRecord.from_readable_span(span) for span in sdk_spans]
     path = tmp_path / "out.jsonl"
-    assert write_otlp_json_lines(records, path, spans_per_line=2) == 3
+    assert export_lines(sdk_spans, path, spans_per_line=2) == 3
     assert len(path.read_text().splitlines()) == 2
     assert list(read_otlp_json(path)) == records
 
@@ -87,7 +107,7 @@ def test_write_then_read_lines(tmp_path: Path, sdk_spans) -> None:
 def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path, sdk_spans) -> None:
     records = [SpanRecord.from_readable_span(span) for span in sdk_spans]
     path = tmp_path / "spans.jsonl"
-    write_otlp_json_lines(records, path, spans_per_line=1)
+    export_lines(sdk_spans, path, spans_per_line=1)
     good = path.read_text().splitlines()
     bad_id = good[0].replace(records[0].span_id, "not-an-id")
     path.write_text(
@@ -101,7 +121,7 @@ def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path, sdk_spans) -> Non
 
 def test_a_corrupt_first_line_still_reads_as_lines(tmp_path: Path, sdk_spans) -> None:
     path = tmp_path / "spans.jsonl"
-    write_otlp_json_lines([SpanRecord.from_readable_span(s) for s in sdk_spans], path, spans_per_line=1)
+    export_lines(sdk_spans, path, spans_per_line=1)
     path.write_text('{"resourceSpans": [{"trunc\n' + path.read_text())
     trace_file = read_otlp_json(path)
     assert len(list(trace_file)) == 3 and trace_file.skipped_lines == [1]
@@ -131,11 +151,10 @@ def test_not_a_trace_file_names_the_file_and_what_was_expected(
 def test_a_jsonl_file_is_streamed_line_by_line(tmp_path: Path, sdk_spans) -> None:
     records = [SpanRecord.from_readable_span(span) for span in sdk_spans]
     path = tmp_path / "growing.jsonl"
-    write_otlp_json_lines(records[:1], path)
+    export_lines(sdk_spans[:1], path)
     iterator = iter(read_otlp_json(path))
     assert next(iterator) == records[0]
-    with path.open("ab") as handle:  # lines written after reading began are still read
-        write_otlp_json_lines(records[1:], handle)
+    export_lines(sdk_spans[1:], path)  # lines written after reading began are still read
     assert list(iterator) == records[1:]
 
 
@@ -255,3 +274,53 @@ def test_a_line_nested_too_deeply_is_skipped_with_the_depth_limit(tmp_path: Path
     trace_file = read_otlp_json(path)
     assert len(list(trace_file)) == 2 and trace_file.skipped_lines == [2]
     assert "nested more than 1024 levels deep" in trace_file.skipped[0].reason
+
+
+def _spans_request(*spans: Any) -> dict[str, Any]:
+    return {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "svc"}}]},
+                               "scopeSpans": [{"scope": {"name": "lib"}, "spans": list(spans)}]}]}
+
+
+def _otlp_span(number: int, **fields: Any) -> dict[str, Any]:
+    return {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": f"{number + 1:016x}", "name": f"s{number}",
+            "startTimeUnixNano": "1", "endTimeUnixNano": "2", **fields}
+
+
+def test_the_walk_hands_bad_spans_to_its_hook_and_reads_the_others() -> None:
+    request = _spans_request(_otlp_span(0), _otlp_span(1, spanId=""), "not a span", _otlp_span(3, traceId=7),
+                             _otlp_span(4))
+    errors: list[ValueError] = []
+    records = list(iter_records(request, path="result", on_bad_span=errors.append))
+    assert [r.name for r in records] == ["s0", "s4"]
+    assert [str(e).split(":")[0] for e in errors] == [
+        "result.resourceSpans[0].scopeSpans[0].spans[1]",
+        "result.resourceSpans[0].scopeSpans[0].spans[2]",
+        "result.resourceSpans[0].scopeSpans[0].spans[3].traceId",
+    ]
+    with pytest.raises(ValueError, match=r"^resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[1\]"):
+        list(iter_records(request))
+
+
+@pytest.mark.parametrize(("envelope", "where"), [
+    ({"resourceSpans": {"no": "list"}}, "resourceSpans: expected a list"),
+    ({"resourceSpans": [None]}, "resourceSpans[0]: expected an object"),
+    ({"resourceSpans": [{"scopeSpans": ["x"]}]}, "resourceSpans[0].scopeSpans[0]: expected an object"),
+    ({"resourceSpans": [{"scopeSpans": [{"spans": {}}]}]}, "resourceSpans[0].scopeSpans[0].spans: expected a list"),
+])
+def test_a_bad_envelope_raises_even_with_a_hook(envelope: dict[str, Any], where: str) -> None:
+    with pytest.raises(ValueError, match=where.replace("[", r"\[").replace("]", r"\]")):
+        list(iter_records(envelope, on_bad_span=lambda error: None))
+
+
+def test_spans_off_the_common_shape_read_as_the_checked_path_reads_them_among_the_others() -> None:
+    upper = [_otlp_span(n, spanId=f"{n + 1:016X}", traceId="5B8EFFF798038103D269B633813FC60C") for n in range(20)]
+    plain = [_otlp_span(n) for n in range(20, 40)]
+    linked = _otlp_span(40, links=[{"traceId": "5b8efff798038103d269b633813fc60d", "spanId": "eee19b7ec3c1b176"}])
+    for spans in ([*upper, *plain, linked], [*plain, *upper, linked], [linked, *plain, *upper]):
+        request = _spans_request(*spans)
+        records = records_from_request(request) or []
+        assert records == records_from_request(orjson.loads(orjson.dumps(request).replace(b"Id", b"_id")))
+        assert [r.name for r in records] == [s["name"] for s in spans]
+        assert {r.trace_id for r in records} == {"5b8efff798038103d269b633813fc60c"}
+        assert all(r.resource == {"service.name": "svc"} and r.scope_name == "lib" for r in records)
+        assert next(r for r in records if r.name == "s40").links[0].span_id == "eee19b7ec3c1b176"

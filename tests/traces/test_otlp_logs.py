@@ -9,7 +9,7 @@ import pytest
 
 from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces.files import is_logs_file, read_logs
-from agenteval_otel.traces.otlp_logs import read_otlp_logs
+from agenteval_otel.traces.otlp_logs import iter_log_records, read_otlp_logs
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus" / "openai_v2_events"
 
@@ -57,3 +57,17 @@ def test_bad_files_are_named_with_what_is_wrong(tmp_path: Path, content: str, ex
     with pytest.raises(TraceReadError, match="bad.json") as raised:
         read_otlp_logs(path)
     assert expected in str(raised.value)
+
+
+def test_the_walk_hands_bad_records_to_its_hook_and_reads_the_others() -> None:
+    request = _request(RECORD, {**RECORD, "spanId": "not-an-id!"}, "not a record", RECORD)
+    errors: list[ValueError] = []
+    assert len(list(iter_log_records(request, on_bad_record=errors.append))) == 2
+    assert [str(e).split(":")[0] for e in errors] == [
+        "resourceLogs[0].scopeLogs[0].logRecords[1].spanId", "resourceLogs[0].scopeLogs[0].logRecords[2]"]
+    with pytest.raises(ValueError, match=r"logRecords\[1\]\.spanId"):
+        list(iter_log_records(request))
+
+
+def test_a_resource_or_scope_without_records_holds_none() -> None:
+    assert list(iter_log_records({"resourceLogs": [{"resource": {}}, {"scopeLogs": [{"scope": {}}]}]})) == []

@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces import read_otlp_proto, read_spans
-from agenteval_otel.traces.otlp_proto import record_from_span
+from agenteval_otel.traces.otlp_proto import iter_records, record_from_span
 from agenteval_otel.trajectory import SpanRecord
 
 
@@ -74,3 +74,15 @@ def test_a_malformed_span_is_named_by_its_path(tmp_path: Path, sdk_spans: list[R
     path.write_bytes(request.SerializeToString())
     with pytest.raises(TraceReadError, match=r"resource_spans\[0\]\.scope_spans\[0\]\.spans\[1\]: .*8-byte id"):
         list(read_otlp_proto(path))
+
+
+def test_the_walk_hands_bad_spans_to_its_hook_and_reads_the_others(sdk_spans: list[ReadableSpan]) -> None:
+    request = encode_spans(sdk_spans)
+    request.resource_spans[0].scope_spans[0].spans[1].span_id = b"\x01\x02\x03"
+    errors: list[ValueError] = []
+    records = list(iter_records(request, on_bad_span=errors.append))
+    assert [r.name for r in records] == [sdk_spans[0].name, sdk_spans[2].name]
+    (error,) = errors
+    assert str(error).startswith("resource_spans[0].scope_spans[0].spans[1]: ") and "8-byte id" in str(error)
+    with pytest.raises(ValueError, match=r"resource_spans\[0\]\.scope_spans\[0\]\.spans\[1\]"):
+        list(iter_records(request))
