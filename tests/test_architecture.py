@@ -136,7 +136,8 @@ def test_capture_loads_no_evaluation_conversion_or_pydantic(tmp_path: Path) -> N
         f"handle = configure('svc', traces_file={str(tmp_path / 't.jsonl')!r}, set_global=False)\n"
         "@tool\ndef f(x): return x\nf(1)\nhandle.shutdown(5)\n" + LOADED
     ).split()
-    assert loaded and all(m == "agenteval_otel" or m.startswith(("agenteval_otel.tracing", "agenteval_otel.semconv"))
+    assert loaded and all(m == "agenteval_otel" or m.startswith(("agenteval_otel.tracing", "agenteval_otel.semconv",
+                                                                      "agenteval_otel.errors"))
                           for m in loaded), loaded
 
 

@@ -117,7 +117,7 @@ def test_criteria_of_ones_own_and_an_unreachable_otlp_endpoint(tmp_path: Path) -
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    endpoint = f"http://***@127.0.0.1:{port}"  # as shown: the credentials masked
+    endpoint = f"http://user:***@127.0.0.1:{port}"  # as shown: the password masked, as in every message
     proc = _agenteval("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--config", "config.json",
                       "--criteria-module", "my_criteria.py", cwd=tmp_path,
                       env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://user:s3cret@127.0.0.1:{port}"})

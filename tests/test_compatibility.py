@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
+# (``agenteval_otel.traces.write_otlp_json_lines``, a second OTLP/JSON encoder nothing used, was
+# removed: ``agenteval_otel.tracing.OtlpJsonFileExporter`` is the one encoder.)
 PACKAGES: dict[str, tuple[str, ...]] = {
     "agenteval_otel": (
         "AgentEvalError", "ContentPolicy", "CriterionConfig", "CriterionContext", "EvalCase", "EvalConfig",
@@ -48,7 +50,7 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "agenteval_otel.traces": (
         "HttpRequest", "HttpResponse", "JaegerClient", "MockTransport", "SkippedLine", "TraceFile",
         "TrajectoryFiles", "Transport", "UrllibTransport", "read_jaeger_json", "read_otlp_json",
-        "read_otlp_proto", "read_spans", "read_trajectories", "write_otlp_json_lines",
+        "read_otlp_proto", "read_spans", "read_trajectories",
     ),
     "agenteval_otel.judge": (
         "ContentCleaner", "DATA_RULE", "DEFAULT_JUDGE_MODEL", "JudgeCache", "JudgeClient", "JudgeSettings",

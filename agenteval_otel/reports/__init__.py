@@ -21,6 +21,7 @@ from agenteval_otel.reports._diff import TOOL_CRITERION, tool_call_rows
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.reports._judge import judge_lines, usage_text
 from agenteval_otel.reports._junit import junit_xml, write_junit
+from agenteval_otel.reports._progress import progress_sink
 from agenteval_otel.reports._trajectories import iter_trajectories_json, trajectories_json, trajectories_table
 from agenteval_otel.reports._writers import ReportFile, ReportFormat
 
@@ -33,6 +34,8 @@ __all__ = [
     "results_table",
     "runs_table",
     "summary_line",
+    # long runs
+    "progress_sink",
     # trajectories
     "iter_trajectories_json",
     "trajectories_json",

@@ -90,10 +90,15 @@ def results_table(report: EvalReport, width: int | None = None) -> Table:
     """One row per case: status, each criterion's score against its threshold, and why.
 
     A column per criterion when they fit in ``width`` characters (``None``: always), else one
-    ``scores`` column listing each criterion on a line of its own, so nothing is cut short.
+    ``scores`` column listing each criterion on a line of its own, so nothing is cut short; when
+    even that leaves no room, the ``why`` column goes (each failed case's panel says why).
     """
     names = list(dict.fromkeys(r.criterion for case in report.results for r in case.criterion_results))
     wide = _fits_a_column_per_criterion(names, width)
+    longest = max((len(name) for name in names), default=0)
+    scores_width = longest + len(" 1.00 ✓")
+    with_why = wide or width is None or (
+        _MIN_CASE + _STATUS + scores_width + _MIN_WHY + 4 * _CELL_PADDING + 3 <= width)
     table = Table(title=f"{report.eval_set_name or report.eval_set_id} — results")
     table.add_column("case", style="bold", overflow="fold", min_width=_MIN_CASE)
     table.add_column("status", no_wrap=True, min_width=_STATUS)
@@ -101,9 +106,9 @@ def results_table(report: EvalReport, width: int | None = None) -> Table:
         for name in names:
             table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     else:
-        longest = max((len(name) for name in names), default=0)
-        table.add_column("scores", no_wrap=True, min_width=longest + len(" 1.00 ✓"))
-    table.add_column("why", overflow="fold", min_width=_MIN_WHY)
+        table.add_column("scores", no_wrap=True, min_width=scores_width)
+    if with_why:
+        table.add_column("why", overflow="fold", min_width=_MIN_WHY)
     for case in report.results:
         status = f"[{_STATUS_STYLE[case.status]}]{case.status}[/]"
         if wide:
@@ -112,7 +117,7 @@ def results_table(report: EvalReport, width: int | None = None) -> Table:
             lines = [f"{name.ljust(longest)} {_score_cell(case, name)}" for name in names
                      if any(r.criterion == name for r in case.criterion_results)]
             cells = ["\n".join(lines) or "—"]
-        table.add_row(case.label, status, *cells, _why(case))
+        table.add_row(case.label, status, *cells, *([_why(case)] if with_why else []))
     return table
 
 
@@ -151,18 +156,39 @@ def summary_line(report: EvalReport) -> str:
     return line
 
 
-def criteria_table(report: EvalReport) -> Table:
+_STATS_COLUMNS = ("semantics", "cases", "passed", "errors", "mean", "min", "max", "pass rate")
+_DROPPED_WHEN_NARROW = ("semantics", "min", "max", "errors")
+"""The criteria table's columns a narrow console does without, first to last."""
+
+
+def _stats_columns(names: list[str], width: int | None) -> list[str]:
+    """The statistics columns that fit beside the criterion names at ``width`` (``None``: all)."""
+    columns = list(_STATS_COLUMNS)
+    longest = max((len(name) for name in names), default=len("criterion"))
+    for dropped in (None, *_DROPPED_WHEN_NARROW):
+        if dropped is not None:
+            columns.remove(dropped)
+        needed = longest + sum(max(len(c), 4) for c in columns) + _CELL_PADDING * (len(columns) + 1) + 1
+        if width is None or needed <= width:
+            break
+    return columns
+
+
+def criteria_table(report: EvalReport, width: int | None = None) -> Table:
     """Per criterion: whose rules scored it (``semantics``), cases scored, passed, errors,
-    mean / min / max score and pass rate."""
+    mean / min / max score and pass rate. Names are never split: at a ``width`` too narrow for
+    every column, ``semantics``, ``min``, ``max`` and ``errors`` are left out, in that order."""
+    stats_by_name = report.summary.criterion_stats
+    columns = _stats_columns(list(stats_by_name), width)
     table = Table(title="criteria")
-    table.add_column("criterion", overflow="fold")
-    table.add_column("semantics", no_wrap=True)
-    for column in ("cases", "passed", "errors", "mean", "min", "max", "pass rate"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for name, stats in report.summary.criterion_stats.items():
-        table.add_row(name, stats.semantics, str(stats.count), str(stats.passed), str(stats.errors),
-                      f"{stats.mean:.2f}", f"{stats.min:.2f}", f"{stats.max:.2f}",
-                      f"{stats.pass_rate:.0%}")
+    table.add_column("criterion", no_wrap=True)
+    for column in columns:
+        table.add_column(column, justify="left" if column == "semantics" else "right", no_wrap=True)
+    for name, stats in stats_by_name.items():
+        cells = {"semantics": stats.semantics, "cases": str(stats.count), "passed": str(stats.passed),
+                 "errors": str(stats.errors), "mean": f"{stats.mean:.2f}", "min": f"{stats.min:.2f}",
+                 "max": f"{stats.max:.2f}", "pass rate": f"{stats.pass_rate:.0%}"}
+        table.add_row(name, *(cells[column] for column in columns))
     return table
 
 
@@ -176,13 +202,14 @@ def case_diff(case: EvalCaseResult) -> Panel:
         parts.append(Text(f"turn {index}: {inv.user_input or ''}", style="bold"))
         rows = tool_call_rows(inv)
         if rows:
+            noted = any(row.note for row in rows)
             table = Table(show_edge=False, pad_edge=False, box=None)
-            for column in ("", "expected", "actual", "difference"):
+            for column in ("", "expected", "actual", *(["difference"] if noted else [])):
                 table.add_column(column, overflow="fold")
             for row in rows:
                 style = _DIFF_STYLE[row.status]
                 table.add_row(Text(row.status, style=style), row.expected or "—",
-                              row.actual or "—", row.note)
+                              row.actual or "—", *([row.note] if noted else []))
             parts.append(table)
         else:
             parts.append(Text("no tool calls expected or made", style="dim"))
@@ -206,7 +233,7 @@ def print_report(report: EvalReport, console: Console | None = None) -> None:
     """The console report: criteria, what the LLM judge cost (and what it did not score), results, the diff of every case that did not pass, one
     plain line per failure (easy to find in a CI log), and a summary line."""
     console = console or Console()
-    console.print(criteria_table(report))
+    console.print(criteria_table(report, width=console.width))
     for line in judge_lines(report):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(results_table(report, width=console.width))

@@ -39,6 +39,7 @@ from agenteval_otel.tracing.context import (
     tool_call_id,
 )
 from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
+from agenteval_otel.tracing.destinations import otlp_traces_endpoint, span_destinations, unreachable
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 from agenteval_otel.tracing.lifecycle import StepKind, StepRun, start_step
 from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
@@ -73,14 +74,17 @@ __all__ = [
     "logs_file_for",
     "message",
     "node",
+    "otlp_traces_endpoint",
     "providers_for",
     "read_message",
     "release_provider",
     "route_to_provider",
     "routed_to",
     "set_active_policy",
+    "span_destinations",
     "start_step",
     "tool",
     "tool_call_id",
     "trace_step",
+    "unreachable",
 ]

@@ -14,7 +14,7 @@ execute_tool get_weather  ->  genai: tool get_weather  args={"city": "Paris"}
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from agenteval_otel.trajectory.assemble import _tree
 from agenteval_otel.trajectory.conventions import Reader, SpanReading, SpanRole
 from agenteval_otel.trajectory.spans import SpanRecord
 
-__all__ = ["SpanExplanation", "explain"]
+__all__ = ["SpanExplanation", "explain", "explain_traces"]
 
 _PREVIEW = 80
 
@@ -81,3 +81,15 @@ def explain(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = No
         depth[id(span)] = level
         found.append(SpanExplanation(span.record, level, span.reading))
     return found
+
+
+def explain_traces(
+    records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None
+) -> Iterator[tuple[str, list[SpanExplanation]]]:
+    """``(trace id, explain(its spans))`` for every trace among ``records``, in the order the
+    traces first appear."""
+    traces: dict[str, list[SpanRecord]] = {}
+    for record in records:
+        traces.setdefault(record.trace_id, []).append(record)
+    for trace_id, spans in traces.items():
+        yield trace_id, explain(spans, readers)

@@ -94,6 +94,5 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(
 
 
 def test_run_needs_a_grader_or_criteria(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["experiment", "run", "run.jsonl", "--out", "exp.jsonl"])
-    assert exited.value.code == 2 and "one of the arguments --grader --config is required" in capsys.readouterr().err
+    code = main(["experiment", "run", "run.jsonl", "--out", "exp.jsonl"])
+    assert code == 2 and "one of the arguments --grader --config is required" in capsys.readouterr().err

@@ -1,0 +1,69 @@
+"""``agenteval show`` and ``agenteval trajectory``: look at eval sets and traces without scoring."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from agenteval_otel.cli._exits import EXIT_OK
+
+__all__ = ["add_commands"]
+
+
+def show(args: argparse.Namespace) -> int:
+    """Print the cases of an eval set as a table."""
+    from rich.console import Console
+
+    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.reports import eval_set_table
+
+    Console().print(eval_set_table(EvalSet.load(args.evalset)))
+    return EXIT_OK
+
+
+def trajectory(args: argparse.Namespace) -> int:
+    """Print the trajectories read from trace files, as JSON or as tables, or (``--explain``)
+    which reader read each span."""
+    from agenteval_otel.traces.files import read_trajectories, spans_with_logs
+
+    if args.explain:
+        from agenteval_otel.trajectory.explain import explain_traces
+
+        _, spans = spans_with_logs(args.files, args.logs or ())
+        for trace_id, explanations in explain_traces(spans):
+            print(f"trace {trace_id}")
+            for explanation in explanations:
+                print("  " + explanation.line())
+        return EXIT_OK
+    from rich.console import Console
+
+    from agenteval_otel.reports import iter_trajectories_json, trajectories_table
+
+    found = read_trajectories(args.files, group=args.group, logs=args.logs or ())  # skipped lines are logged
+    if args.format == "json":
+        sys.stdout.writelines(iter_trajectories_json(found.trajectories))
+        sys.stdout.write("\n")
+    else:
+        Console().print(trajectories_table(found.trajectories))
+    return EXIT_OK
+
+
+def add_commands(commands: Any) -> None:
+    """``show`` and ``trajectory``."""
+    shown = commands.add_parser("show", help="print the cases of an eval set as a table")
+    shown.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
+    shown.set_defaults(handler=show)
+
+    read = commands.add_parser(
+        "trajectory", help="print the trajectories in trace files (OTLP/JSON, OTLP protobuf, Jaeger JSON)")
+    read.add_argument("files", nargs="+", metavar="FILE", help="a trace file")
+    read.add_argument("--format", choices=("json", "table"), default="table", help="output format")
+    read.add_argument("--group", choices=("trace", "invocation", "conversation"), default="invocation",
+                      help="one trajectory per trace, per agent invocation (default) or per conversation")
+    read.add_argument("--logs", nargs="+", metavar="FILE",
+                      help="OTLP/JSON log files whose records carry the spans' content "
+                           "(log files given as FILE are recognised too)")
+    read.add_argument("--explain", action="store_true",
+                      help="show, per span, which convention reader read it and what it read")
+    read.set_defaults(handler=trajectory)

@@ -1,0 +1,267 @@
+"""``agenteval run`` (the library's ``evaluate``: run an agent over an eval set, trace and score
+every turn) and ``agenteval eval`` (``evaluate_traces``: score traces recorded earlier)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agenteval_otel.cli._args import duration, positive_float, positive_int
+from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.errors import ConfigError, mask_url
+
+if TYPE_CHECKING:
+    from agenteval_otel.criteria import EvalConfig
+    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.reports import ReportFile
+    from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
+
+__all__ = ["add_commands"]
+
+EXPORT_TIMEOUT_S = 10.0
+
+_log = logging.getLogger("agenteval_otel.cli")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run an agent over an eval set, trace every turn, and score the cases."""
+    from agenteval_otel.evaluation import LiveRunner, load_agent, run_sync
+    from agenteval_otel.tracing import configure, span_destinations
+
+    eval_set, config = _inputs(args)
+    if eval_set is None:
+        raise ConfigError("agenteval run needs an eval set")
+    runner = LiveRunner(load_agent(args.agent), config, concurrency=args.concurrency,
+                        timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
+    total = _selected_or_error(runner, eval_set, args)
+    files = _report_files(args)
+    with (_result_export(args, eval_set.eval_set_id) as exports,
+          _recording(eval_set.eval_set_id, runner.config, args, "run", total, files) as (done, sinks)):
+        handle = configure(service_name="agenteval")
+        destinations, problem = span_destinations(handle.exporters)
+        if problem:
+            _log.warning("%s", problem)
+        try:
+            report = run_sync(runner.aevaluate(eval_set, done=done, sinks=[*sinks, *exports]), "aevaluate")
+        finally:
+            handle.shutdown(timeout=1 if problem else 10)
+    if not args.quiet:
+        print(f"traces: {destinations}")
+    return _finish(report, args, files)
+
+
+def evaluate_traces(args: argparse.Namespace) -> int:
+    """Score an eval set against traces recorded earlier, or every invocation in them with
+    criteria that need no eval set."""
+    from agenteval_otel.evaluation import aevaluate_traces, run_sync
+
+    eval_set, config = _inputs(args)
+    source: Any
+    if args.jaeger and args.traces:
+        raise ConfigError("give either --traces FILE... or --jaeger URL, not both")
+    if args.jaeger:
+        from agenteval_otel.traces.jaeger_client import JaegerClient
+
+        if not args.service:
+            raise ConfigError("--jaeger needs --service NAME")
+        try:
+            client = JaegerClient(args.jaeger)
+        except ValueError as exc:  # its message shows the URL with credentials masked
+            raise ConfigError(f"--jaeger: {exc}") from None
+        source = client.find_traces(args.service, lookback=args.lookback, limit=args.limit)
+    elif args.traces:
+        source = args.traces
+    else:
+        raise ConfigError("give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
+    files = _report_files(args)
+    run_id = eval_set.eval_set_id if eval_set is not None else _traces_id(args)
+    # invocations matched to no case are scored too when the config has reference-free criteria
+    total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
+    with (_result_export(args, run_id) as exports,
+          _recording(run_id, config, args, "eval", total, files) as (done, sinks)):
+        report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
+                                           runs="all" if args.all_runs else "latest",
+                                           logs=args.logs or (), source_id=run_id,
+                                           keep_trajectories=True if args.keep_trajectories else None),
+                          "aevaluate_traces")
+    return _finish(report, args, files)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[EvalSet | None, EvalConfig]:
+    """The eval set (``None`` when none is named) and the config named on the command line
+    (without one, the default criteria for the eval set: Google ADK's for an ADK file), after
+    importing the ``--criteria-module``s the config may name."""
+    from agenteval_otel.criteria import EvalConfig, load_criteria_module
+    from agenteval_otel.evalsets import EvalSet
+
+    for module in args.criteria_module or ():
+        load_criteria_module(module)
+    eval_set = EvalSet.load(args.evalset) if args.evalset is not None else None
+    if args.config:
+        return eval_set, EvalConfig.load(args.config)
+    if eval_set is None:
+        raise ConfigError("without an eval set, give the criteria to score every invocation with: "
+                          "--config FILE (policies such as max_tool_calls, forbidden_tools, no_tool_errors)")
+    return eval_set, EvalConfig.default_for(eval_set)
+
+
+def _report_files(args: argparse.Namespace) -> list[ReportFile]:
+    """The report files asked for (``--report``, ``--junit``, ``--html``), as sinks."""
+    from agenteval_otel.reports import ReportFile, ReportFormat
+
+    asked: tuple[tuple[ReportFormat, str | None], ...] = (
+        ("json", args.report), ("junit", args.junit), ("html", args.html))
+    return [ReportFile(path, kind) for kind, path in asked if path]
+
+
+def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[ReportFile]) -> int:
+    """Print the console report (unless ``--quiet``) and the report files written; exit 0 if
+    every case passed, else 1."""
+    from rich.console import Console
+
+    from agenteval_otel.reports import print_report
+
+    console = Console()
+    if not args.quiet:
+        print_report(report, console)
+        for file in files:
+            if file.written is not None:
+                console.print(f"wrote {file.written}", highlight=False)
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+@contextmanager
+def _recording(
+    run_id: str, config: EvalConfig, args: argparse.Namespace, kind: str, total: int | None,
+    files: Sequence[EvaluationSink],
+) -> Iterator[tuple[dict[str, EvalCaseResult], list[EvaluationSink]]]:
+    """The results already in the run file of ``run_id`` (the eval set's id; with ``--resume``)
+    and the sinks of the run: the run file, the progress bar (of ``total`` results, ``None``
+    when not known) and the report ``files``."""
+    from rich.console import Console
+
+    from agenteval_otel.reports import progress_sink
+    from agenteval_otel.results import RunFile, default_run_file
+
+    path = args.run_file or default_run_file(run_id, kind)
+    with RunFile(path, run_id, config) as run_file:
+        done = run_file.open(resume=args.resume)
+        if done and not args.quiet:
+            Console(stderr=True).print(f"resuming {path}: {len(done)} case(s) already scored", highlight=False)
+        with progress_sink(kind, total, len(done), quiet=args.quiet) as progress:
+            yield done, [run_file, progress, *files]
+
+
+@contextmanager
+def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[EvaluationSink]]:
+    """With ``--export-results TARGET``: a sink writing the verdicts into the judged traces at
+    TARGET (an OTLP URL or a file), shut down (flushed) when the block ends."""
+    if not args.export_results:
+        yield []
+        return
+    from agenteval_otel.results import TraceExport
+
+    shown = mask_url(args.export_results)
+    try:
+        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id)
+    except OSError as exc:
+        raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); "
+                          "expected an OTLP URL (http://, https://, grpc://) or a writable file path") from None
+    try:
+        yield [export]
+    finally:
+        if not export.shutdown(timeout=EXPORT_TIMEOUT_S):
+            _log.warning("not every verdict could be exported to %s within %g s", shown, EXPORT_TIMEOUT_S)
+
+
+def _selected_or_error(runner: Any, eval_set: EvalSet, args: argparse.Namespace) -> int:
+    """How many cases the run has; ``ConfigError`` listing the tags there are when ``--tags``
+    matches none."""
+    total = len(runner.selected(eval_set))
+    if args.tags and total == 0:
+        known = sorted({tag for case in eval_set.eval_cases for tag in case.tags})
+        there = (f"the tags in {args.evalset} are: {', '.join(known)}" if known
+                 else f"no case in {args.evalset} has tags")
+        raise ConfigError(f"--tags {' '.join(args.tags)}: no case has one of these tags; {there}")
+    return total
+
+
+def _traces_id(args: argparse.Namespace) -> str:
+    """What a report without an eval set is named: the trace file's name (without its
+    extensions), ``jaeger-SERVICE``, or ``traces`` for several files."""
+    if args.jaeger:
+        return f"jaeger-{args.service}"
+    if args.traces and len(args.traces) == 1:
+        return Path(args.traces[0]).name.split(".")[0] or "traces"
+    return "traces"
+
+
+def add_commands(commands: Any) -> None:
+    """``run`` and ``eval``."""
+    live = commands.add_parser("run", help="run an agent over an eval set and score it")
+    live.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
+    live.add_argument("--agent", required=True, metavar="MODULE:ATTR",
+                      help="the agent: 'package.module:attr' or 'path/to/file.py:attr'")
+    _common_options(live)
+    live.add_argument("--concurrency", type=positive_int, default=4, metavar="N", help="cases run at once (4)")
+    live.add_argument("--runs", type=positive_int, default=1, metavar="N",
+                      help="run every case N times and report pass@k / pass^k (1)")
+    live.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
+                      help="seconds a case may take before it is errored (300)")
+    live.add_argument("--tags", nargs="+", metavar="TAG", help="only the cases with one of these tags")
+    live.set_defaults(handler=run)
+
+    offline = commands.add_parser("eval", help="score an eval set, or every invocation with policies, "
+                                               "against recorded traces")
+    offline.add_argument("evalset", nargs="?",
+                         help="an .evalset.json file (ours or Google ADK's); without one, every "
+                              "invocation is scored with the reference-free criteria of --config")
+    offline.add_argument("--traces", nargs="+", metavar="FILE",
+                         help="trace files: OTLP/JSON (lines), OTLP protobuf or Jaeger JSON")
+    offline.add_argument("--logs", nargs="+", metavar="FILE",
+                         help="OTLP/JSON log files whose records carry the spans' content")
+    offline.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
+    offline.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
+    offline.add_argument("--lookback", type=duration, default="1h",
+                         help="with --jaeger: how far back, e.g. 30m, 1h, 2d (1h)")
+    offline.add_argument("--limit", type=positive_int, default=1000, metavar="N",
+                         help="with --jaeger: at most this many traces (1000)")
+    offline.add_argument("--all-runs", action="store_true",
+                         help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
+                              "default: the latest run of each case, older ones set aside")
+    offline.add_argument("--keep-trajectories", action="store_true",
+                         help="hold every case's actual trajectory in memory until the end (default: "
+                              "only the first failed or errored cases'; report files get them all)")
+    _common_options(offline)
+    offline.set_defaults(handler=evaluate_traces)
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE",
+                        help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
+                             "(default: trajectory_match 0.8 + response_match 0.7; without an eval "
+                             "set, required: criteria that need no reference, such as policies)")
+    parser.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
+                        help="import a module or .py file whose @criterion functions the config "
+                             "names (repeatable); installed agenteval.criteria entry points load "
+                             "by themselves")
+    parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
+    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
+    parser.add_argument("--html", metavar="FILE", help="write the report as a self-contained HTML page")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the results of an interrupted run (its run file) and run only "
+                             "the cases left")
+    parser.add_argument("--run-file", metavar="FILE",
+                        help="where results are appended as cases finish "
+                             "(default: .agenteval/<eval set id>.<command>.jsonl)")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("--export-results", metavar="TARGET",
+                        help="write the verdicts into the judged traces: evaluation spans under each "
+                             "invocation's root span and gen_ai.evaluation.result log records, sent to "
+                             "an OTLP endpoint (http(s)://HOST:PORT over http/protobuf, grpc://HOST:PORT "
+                             "or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or appended to a file as "
+                             "OTLP/JSON lines (log records to FILE's .logs.jsonl sibling)")

@@ -1,0 +1,87 @@
+"""``agenteval serve`` (the library's ``EvaluationWorker``): receive OTLP behind the Collector,
+score every invocation as its trace completes, export the verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from agenteval_otel.cli._args import fraction, port, positive_float
+from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.errors import ConfigError, mask_url
+
+__all__ = ["add_commands"]
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted (SIGINT or SIGTERM), then stop within ``--shutdown-timeout``."""
+    import signal
+    import threading
+
+    from agenteval_otel.criteria import EvalConfig, load_criteria_module
+    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.evaluation import EvaluationWorker
+    from agenteval_otel.tracing import otlp_traces_endpoint
+
+    for module in args.criteria_module or ():
+        load_criteria_module(module)
+    eval_set = EvalSet.load(args.evalset) if args.evalset else None
+    config = EvalConfig.load(args.config) if args.config else EvalConfig.default_for(eval_set) \
+        if eval_set is not None else None
+    if config is None:
+        raise ConfigError("give the criteria to score with: --config FILE (e.g. policies, see "
+                          "examples/production_policies.json)")
+    if eval_set is None and not config.reference_free():
+        raise ConfigError(f"{args.config}: no criterion here scores without a reference, and no --evalset "
+                          "was given; add reference-free criteria (policies, judge criteria) or an eval set")
+    token = args.token or os.environ.get("AGENTEVAL_SERVE_TOKEN") or None
+    target = args.export_results or otlp_traces_endpoint()
+    if target is None:
+        raise ConfigError("say where the verdicts go: --export-results TARGET (an OTLP URL such as "
+                          "http://localhost:4318, or a file), or set OTEL_EXPORTER_OTLP_ENDPOINT")
+    try:
+        worker = EvaluationWorker(
+            config, eval_set=eval_set, export_target=target, host=args.host,
+            http_port=args.port, grpc_port=args.grpc_port, token=token,
+            evaluator_options={"sample_rate": args.sample_rate},
+        ).start()
+    except ImportError as exc:  # the serve extra is missing
+        raise ConfigError(str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {args.host}: {exc.strerror or exc}") from None
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    grpc = f", OTLP/gRPC on {args.host}:{worker.receiver.grpc_port}" if args.grpc_port is not None else ""
+    print(f"agenteval serve: OTLP/HTTP on http://{args.host}:{worker.receiver.http_port}{grpc}; "
+          f"verdicts to {mask_url(target)}", flush=True)
+    stop.wait()
+    done = worker.stop(timeout=args.shutdown_timeout)
+    print(f"agenteval serve: stopped; {worker.evaluator.counters}", flush=True)
+    return EXIT_OK if done else EXIT_FAILED
+
+
+def add_commands(commands: Any) -> None:
+    """``serve``."""
+    worker = commands.add_parser(
+        "serve", help="an evaluation worker: receive OTLP, score invocations, export verdicts")
+    worker.add_argument("--host", default="127.0.0.1", help="the address to listen on (127.0.0.1)")
+    worker.add_argument("--port", type=port, default=4319, help="OTLP/HTTP port (4319; 0 picks a free one)")
+    worker.add_argument("--grpc-port", type=port, default=None, metavar="PORT",
+                        help="also receive OTLP/gRPC on this port (e.g. 4320)")
+    worker.add_argument("--config", metavar="FILE", help="the criteria: policies and other reference-free "
+                                                         "criteria, and reference-based ones for --evalset cases")
+    worker.add_argument("--evalset", metavar="FILE", help="cases whose invocations (matched by conversation "
+                                                          "id or input) reference-based criteria score")
+    worker.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
+                        help="import a module or .py file whose @criterion functions the config names")
+    worker.add_argument("--export-results", metavar="TARGET",
+                        help="where verdicts go: an OTLP URL (http://, https://, grpc://) or a file "
+                             "(default: the OTLP endpoint of the OTEL_EXPORTER_OTLP_* variables)")
+    worker.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (or AGENTEVAL_SERVE_TOKEN)")
+    worker.add_argument("--sample-rate", type=fraction, default=1.0, metavar="R",
+                        help="the share of traces scored, decided by trace id (1.0)")
+    worker.add_argument("--shutdown-timeout", type=positive_float, default=10.0, metavar="S",
+                        help="seconds to finish scoring and exporting when stopped (10)")
+    worker.set_defaults(handler=serve)
