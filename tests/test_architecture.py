@@ -1,10 +1,13 @@
-"""The package's shape: imports run one way, no private name crosses a package border, and the
-light entry points stay light (checked in fresh interpreters).
+"""The package's shape: one concept per package, imports run one way, no private name crosses a
+package border, implementation modules are private, and the light entry points stay light
+(checked in fresh interpreters).
 
-Allowed arrows (``../shared/DESIGN.md``): tracing and trajectory sit on the vocabulary
-(``semconv``) and ``errors`` only; traces on trajectory; evaluation on trajectory, traces, judge
-and tracing's public API; reports on evaluation; the CLI, the pytest plugin and the lazy root on
-anything public.
+Allowed arrows (DESIGN, "The SDK, package by package"): ``semconv``, ``errors`` and ``loading``
+are leaves; tracing, trajectory and judge sit on the leaves; traces and evalsets on trajectory;
+results on evalsets, trajectory, judge and tracing's public API; criteria on evalsets, results,
+trajectory and judge; evaluation on all of these and traces; checks on evaluation; experiments on
+evaluation and checks; reports on results, evalsets and trajectory; the CLI, the pytest plugin
+and the lazy root on anything public.
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "reports": LEAVES | {"results", "evalsets", "trajectory"},
 }
 ANYTHING_PUBLIC = frozenset({"cli", "pytest_plugin", "__init__"})
+PRIVATE_IMPLEMENTATION = frozenset({"evalsets", "criteria", "results", "evaluation", "checks", "experiments",
+                                    "reports", "cli"})
+"""Packages whose implementation modules are all private: their ``__init__`` is the public surface."""
+LARGEST_SHARE = 0.20
 
 
 def _part(module: str) -> str:
@@ -92,6 +99,28 @@ def problems_in(source: str, module: str, is_package: bool = False) -> list[str]
             if private_module or private_name:
                 found.append(f"{where}: imports the private {target}{'.' + name if name else ''} of {other}")
     return found
+
+
+def test_every_module_belongs_to_a_package_of_the_layout() -> None:
+    found = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in PACKAGE.glob("*")
+             if path.suffix == ".py" or (path / "__init__.py").exists()}
+    assert found == set(ALLOWED) | ANYTHING_PUBLIC
+
+
+def test_implementation_modules_are_private() -> None:
+    public = [str(path.relative_to(PACKAGE)) for name in sorted(PRIVATE_IMPLEMENTATION)
+              for path in (PACKAGE / name).rglob("*.py")
+              if not path.name.startswith("_") and not path.name.startswith("__")]
+    assert public == []
+
+
+def test_no_package_holds_more_than_a_fifth_of_the_lines() -> None:
+    lines: dict[str, int] = {}
+    for path in PACKAGE.rglob("*.py"):
+        top = path.relative_to(PACKAGE).parts[0]
+        lines[top] = lines.get(top, 0) + len(path.read_text(encoding="utf-8").splitlines())
+    total = sum(lines.values())
+    assert {name: f"{count / total:.0%}" for name, count in lines.items() if count > LARGEST_SHARE * total} == {}
 
 
 def test_imports_run_one_way_and_keep_private_names_private() -> None:

@@ -55,8 +55,9 @@ def run_experiment(args: argparse.Namespace) -> int:
 
     from agenteval_otel.criteria import EvalConfig, load_criteria_module
     from agenteval_otel.evaluation import run_sync
-    from agenteval_otel.experiments import SimulationRecord, arun_experiment, experiment_table
+    from agenteval_otel.experiments import SimulationRecord, arun_experiment
     from agenteval_otel.experiments.graders import load_grader_dir
+    from agenteval_otel.reports import experiment_table
 
     for module in args.criteria_module or ():
         load_criteria_module(module)
@@ -85,7 +86,8 @@ def compare_experiments(args: argparse.Namespace) -> int:
     """Compare experiment B with experiment A; exit 1 when a metric is significantly lower in B."""
     from rich.console import Console
 
-    from agenteval_otel.experiments import ExperimentResult, compare, comparison_table
+    from agenteval_otel.experiments import ExperimentResult, compare
+    from agenteval_otel.reports import comparison_table
 
     a, b = ExperimentResult.load_jsonl(args.a), ExperimentResult.load_jsonl(args.b)
     a.source, b.source = str(args.a), str(args.b)

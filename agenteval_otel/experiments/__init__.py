@@ -1,5 +1,9 @@
 """Query sets, agents run over them (simulations), and the experiments that grade them."""
 
+import importlib
+import warnings
+from typing import Any
+
 from agenteval_otel.experiments._agents import (
     AgentRunner,
     AgentSpec,
@@ -8,7 +12,6 @@ from agenteval_otel.experiments._agents import (
     load_runner,
 )
 from agenteval_otel.experiments._compare import Comparison, MetricDelta, VerdictChange, compare
-from agenteval_otel.experiments._console import comparison_table, experiment_table
 from agenteval_otel.experiments._experiment import arun_experiment, grader_entry, run_experiment
 from agenteval_otel.experiments._queries import Query, QuerySet, aexpand, expand
 from agenteval_otel.experiments._results import (
@@ -38,11 +41,19 @@ __all__ = [
     "asimulate",
     "check_requirements",
     "compare",
-    "comparison_table",
     "expand",
-    "experiment_table",
     "grader_entry",
     "load_runner",
     "run_experiment",
     "simulate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``comparison_table`` and ``experiment_table`` render, so they live in
+    ``agenteval_otel.reports`` now; the old names here are deprecated aliases."""
+    if name in ("comparison_table", "experiment_table"):
+        warnings.warn(f"agenteval_otel.experiments.{name} is deprecated; use agenteval_otel.reports.{name}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("agenteval_otel.reports"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

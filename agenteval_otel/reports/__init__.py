@@ -18,6 +18,7 @@ from agenteval_otel.reports._console import (
     summary_line,
 )
 from agenteval_otel.reports._diff import TOOL_CRITERION, tool_call_rows
+from agenteval_otel.reports._experiments import comparison_table, experiment_table
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.reports._judge import judge_lines, usage_text
 from agenteval_otel.reports._junit import junit_xml, write_junit
@@ -36,6 +37,9 @@ __all__ = [
     "summary_line",
     # long runs
     "progress_sink",
+    # experiments
+    "comparison_table",
+    "experiment_table",
     # trajectories
     "iter_trajectories_json",
     "trajectories_json",

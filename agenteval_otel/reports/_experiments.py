@@ -1,5 +1,8 @@
 """Experiments and comparisons on the console, as rich renderables.
 
+They take an ``agenteval_otel.experiments.ExperimentResult`` and ``Comparison`` by their fields
+(reports sit below experiments, so they name neither type).
+
 >>> from rich.console import Console
 >>> from agenteval_otel.experiments import ExperimentRecord, ExperimentResult
 >>> result = ExperimentResult(records=[ExperimentRecord(query_index=0, query="hi", scores={"m": 1.0},
@@ -15,13 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agenteval_otel.experiments._compare import Comparison
-from agenteval_otel.experiments._results import ExperimentResult
-
 __all__ = ["comparison_table", "experiment_table"]
 
 
-def experiment_table(result: ExperimentResult) -> Any:
+def experiment_table(result: Any) -> Any:
     """Each metric's statistics, the record counts, and the errored records (a ``rich.console.Group``)."""
     from rich.console import Group
     from rich.table import Table
@@ -49,7 +49,7 @@ def _number(value: float | None, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def comparison_table(comparison: Comparison) -> Any:
+def comparison_table(comparison: Any) -> Any:
     """The comparison as rich renderables: the metrics table, then the changed verdicts and the
     unpaired queries (a ``rich.console.Group``)."""
     from rich.console import Group
