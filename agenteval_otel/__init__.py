@@ -20,7 +20,7 @@ import sys
 import warnings
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
@@ -83,6 +83,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from importlib.abc import Loader
+
     from agenteval_otel.criteria import CriterionConfig, CriterionContext, EvalConfig, Score, criterion
     from agenteval_otel.errors import AgentEvalError
     from agenteval_otel.evalsets import EvalCase, EvalSet, EvalSetBuilder, ToolCall
@@ -154,7 +156,9 @@ class _MovedModuleFinder:
     """Finds the old paths of moved modules (after every real module, so nothing is shadowed)."""
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
-        return ModuleSpec(fullname, self) if fullname in _MOVED_MODULES else None
+        # its own loader (create_module, exec_module), without importlib.abc's base class: importing
+        # importlib.abc would make ``import agenteval_otel`` slower
+        return ModuleSpec(fullname, cast("Loader", self)) if fullname in _MOVED_MODULES else None
 
     def create_module(self, spec: ModuleSpec) -> None:
         return None

@@ -39,11 +39,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 import pytest
 
@@ -54,12 +54,14 @@ if TYPE_CHECKING:
 
     from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evalsets import EvalCase, EvalSet
+    from agenteval_otel.evaluation import Agent
     from agenteval_otel.results import EvalReport
     from agenteval_otel.tracing.configure import TracingHandle
 
 __all__ = ["AgentEvalFixture"]
 
 PathLike = Union[str, "os.PathLike[str]"]
+_T = TypeVar("_T")
 
 MARKER = "agenteval"
 MARKER_HELP = (
@@ -156,14 +158,14 @@ def _resolve(path: PathLike, base_dir: Path) -> Path:
     return (base_dir / Path(path).expanduser()).resolve()
 
 
-def _loaded(kind: str, file: Path, config: pytest.Config | None, load: Any) -> Any:
+def _loaded(kind: str, file: Path, config: pytest.Config | None, load: Callable[[Path], _T]) -> _T:
     """``load(file)``, once per file and test session."""
     cache = config.stash.get(_loaded_key, None) if config is not None else None
     if cache is None:
         return load(file)
     if (kind, file) not in cache:
         cache[kind, file] = load(file)
-    return cache[kind, file]
+    return cast(_T, cache[kind, file])  # what ``load`` gave for this kind of file
 
 
 def _eval_set(value: Any, base_dir: Path, config: pytest.Config | None = None) -> EvalSet:
@@ -249,7 +251,7 @@ class AgentEvalFixture:
         return tuple(self._tracing.exporter.get_finished_spans())
 
     def run(
-        self, eval_set: EvalSet | EvalCase | PathLike, agent: Any,
+        self, eval_set: EvalSet | EvalCase | PathLike, agent: Agent,
         config: EvalConfig | PathLike | None = None, **options: Any,
     ) -> EvalReport:
         """Evaluate ``agent`` on ``eval_set`` (options as for ``evaluate``); the report."""
@@ -267,7 +269,7 @@ class AgentEvalFixture:
         return self._keep(evaluate(chosen_set, agent, chosen_config, **options))
 
     async def arun(
-        self, eval_set: EvalSet | EvalCase | PathLike, agent: Any,
+        self, eval_set: EvalSet | EvalCase | PathLike, agent: Agent,
         config: EvalConfig | PathLike | None = None, **options: Any,
     ) -> EvalReport:
         """:meth:`run` for async tests."""

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from agenteval_otel.errors import ConfigError, JudgeError, JudgeNotConfiguredError
-from agenteval_otel.evaluation import AgentCaller, AgentTurn, default_judge, reply_text, run_sync
+from agenteval_otel.evaluation import Agent, AgentCaller, AgentTurn, default_judge, reply_text, run_sync
 from agenteval_otel.judge import DATA_RULE, JudgeClient, data_block
 
 __all__ = ["AccuracyEvaluationResult", "AccuracyCheck", "EvaluationScore"]
@@ -120,7 +120,7 @@ class AccuracyCheck:
                              data_block("agent_response", answer)))
         return [{"role": "system", "content": f"{system}\n\n{DATA_RULE}"}, {"role": "user", "content": data}]
 
-    async def aevaluate(self, query: str, expected_output: str, *, agent: Any = None,
+    async def aevaluate(self, query: str, expected_output: str, *, agent: Agent | None = None,
                         generated_output: str | None = None) -> AccuracyEvaluationResult:
         """Judge ``num_iterations`` answers: the agent's (a sync or async callable taking the
         query, or an object with ``run``/``arun``), run once per iteration, or ``generated_output``."""
@@ -148,7 +148,7 @@ class AccuracyCheck:
             evaluation_scores=scores, average_score=statistics.fmean(s.score for s in scores), user_query=query,
             expected_output=expected_output, generated_output=answer, threshold=self.threshold)
 
-    def evaluate(self, query: str, expected_output: str, *, agent: Any = None,
+    def evaluate(self, query: str, expected_output: str, *, agent: Agent | None = None,
                  generated_output: str | None = None) -> AccuracyEvaluationResult:
         """:meth:`aevaluate` from synchronous code (``await aevaluate`` inside an event loop)."""
         return run_sync(self.aevaluate(query, expected_output, agent=agent, generated_output=generated_output),

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from agenteval_otel.criteria import ArgMatch, args_diff
 from agenteval_otel.evalsets import ToolCall
-from agenteval_otel.evaluation import AgentCaller, AgentTurn, capture_for, run_sync
+from agenteval_otel.evaluation import Agent, AgentCaller, AgentTurn, capture_for, run_sync
 from agenteval_otel.trajectory import Trajectory
 
 __all__ = ["ExpectedToolCall", "ReliabilityEvaluationResult", "ReliabilityCheck", "ToolCallCheck"]
@@ -133,7 +133,7 @@ class ReliabilityCheck:
             expected_tool_calls=[e.name for e in wanted], actual_tool_calls=actual, checks=checks,
             missing_tool_calls=missing, unexpected_tool_calls=unexpected)
 
-    async def arun(self, agent: Any, query: str) -> ReliabilityEvaluationResult:
+    async def arun(self, agent: Agent, query: str) -> ReliabilityEvaluationResult:
         """Run ``agent`` on ``query`` as a captured trace, and check the tool calls it made.
 
         The agent is called as in :func:`~agenteval_otel.evaluation.evaluate` (a sync or async
@@ -143,7 +143,7 @@ class ReliabilityCheck:
         trajectory, _ = await capture_for().run_turn(AgentCaller(agent), turn, eval_set_id="reliability")
         return self.evaluate(trajectory)
 
-    def run(self, agent: Any, query: str) -> ReliabilityEvaluationResult:
+    def run(self, agent: Agent, query: str) -> ReliabilityEvaluationResult:
         """:meth:`arun` from synchronous code (``await arun`` inside an event loop)."""
         return run_sync(self.arun(agent, query), "ReliabilityCheck.arun")
 

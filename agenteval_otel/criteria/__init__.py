@@ -16,6 +16,7 @@ from agenteval_otel.criteria._config import (
     MatchType,
     Rubric,
     UserSimulatorConfig,
+    require_reference_free,
 )
 from agenteval_otel.criteria._context import CriterionContext
 from agenteval_otel.criteria._outcome import run_criterion, start_criterion
@@ -47,6 +48,7 @@ __all__ = [
     "MatchType",
     "Rubric",
     "UserSimulatorConfig",
+    "require_reference_free",
     # the registry
     "RegisteredCriterion",
     "canonical_criterion_name",

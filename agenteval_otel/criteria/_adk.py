@@ -108,7 +108,7 @@ def tool_trajectory_avg_score(ctx: CriterionContext) -> Score | None:
     matches them, else 0.0 (see the module docstring)."""
     if ctx.expected is None:
         return None
-    match_type, ignore_args = ctx.config.match_type, bool(ctx.settings.ignore_args)
+    match_type, ignore_args = ctx.config.match_type, bool(ctx.settings_as(AdkTrajectorySettings).ignore_args)
     want, got = list(ctx.expected.expected_tool_trajectory), ctx.actual.tool_calls()
     matched, pairs = _MATCHERS[match_type](want, got, ignore_args)
     mismatched, missing, unexpected = _mismatches(want, got, pairs, match_type)

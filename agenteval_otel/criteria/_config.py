@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agenteval_otel.criteria._arguments import ArgMatch
-from agenteval_otel.criteria._registry import canonical_criterion_name, get_criterion
+from agenteval_otel.criteria._registry import canonical_criterion_name, criterion_names, get_criterion
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evalsets import is_adk_eval_set
 from agenteval_otel.judge.settings import DEFAULT_JUDGE_MODEL
@@ -33,7 +33,7 @@ from agenteval_otel.loading import read_json, validate_file_data, write_json
 if TYPE_CHECKING:
     from agenteval_otel.evalsets import EvalSet
 
-__all__ = ["CriterionConfig", "EvalConfig", "MatchType", "Rubric", "UserSimulatorConfig"]
+__all__ = ["CriterionConfig", "EvalConfig", "MatchType", "Rubric", "UserSimulatorConfig", "require_reference_free"]
 
 
 class MatchType(str, Enum):
@@ -359,3 +359,27 @@ class EvalConfig(BaseModel):
     def save(self, path: str | Path) -> Path:
         """Write the config as JSON; ``load`` of the file gives an equal object."""
         return write_json(path, self.model_dump(mode="json"))
+
+
+def require_reference_free(config: EvalConfig | None, *, where: str = "") -> EvalConfig:
+    """``config``, when it can score invocations with no eval set: it enables at least one
+    criterion that needs no reference (one registered ``reference_free``: policies such as
+    ``max_tool_calls``, judged qualities such as ``safety``). Otherwise (no config, or only
+    criteria that need an eval set's expected turns) a ``ConfigError`` naming the config's
+    criteria and those that need no reference; ``where`` starts the message (e.g. the config
+    file's path and a colon).
+
+    >>> require_reference_free(EvalConfig(criteria={"no_tool_errors": {}})).enabled().keys()
+    dict_keys(['no_tool_errors'])
+    >>> require_reference_free(EvalConfig(criteria={"trajectory_match": 0.8}))
+    Traceback (most recent call last):
+    ...
+    agenteval_otel.errors.ConfigError: no eval set, and no criterion of the config (trajectory_match) scores an invocation without one; scoring with no eval set needs a config naming criteria that need no reference: ...
+    """
+    if config is not None and config.reference_free():
+        return config
+    named = ", ".join(config.enabled()) if config is not None else ""
+    policies = ", ".join(name for name in criterion_names() if get_criterion(name).reference_free)
+    raise ConfigError(f"{where}no eval set, and no criterion of the config ({named or 'none'}) scores an invocation "
+                      "without one; scoring with no eval set needs a config naming criteria that need no reference: "
+                      f"{policies}; or give an eval set")

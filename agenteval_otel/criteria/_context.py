@@ -15,14 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from agenteval_otel.criteria._config import CriterionConfig
     from agenteval_otel.evalsets import EvalCase, Invocation
+    from agenteval_otel.judge import JudgeClient
     from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["CriterionContext"]
+
+SettingsT = TypeVar("SettingsT", bound="BaseModel")
 
 
 @dataclass(frozen=True)
@@ -44,10 +49,30 @@ class CriterionContext:
     case: EvalCase | None = None
     turn_index: int = 0
     previous_turns: Sequence[Trajectory] = ()
-    judge: Any = None
-    settings: Any = None
+    judge: JudgeClient | None = None
+    settings: BaseModel | None = None
+    """The criterion's ``params`` validated by its settings model (``None`` when it declared
+    none); :meth:`settings_as` gives them typed."""
 
     @property
     def reference_free(self) -> bool:
         """Whether there is no expected invocation to compare with."""
         return self.expected is None
+
+    def settings_as(self, model: type[SettingsT]) -> SettingsT:
+        """``settings``, as the criterion's settings ``model`` (the one it registered with
+        ``settings=``); ``TypeError`` when they are not one (no settings, or another model's).
+
+        >>> from pydantic import BaseModel
+        >>> from agenteval_otel.criteria import CriterionConfig
+        >>> from agenteval_otel.trajectory import Trajectory
+        >>> class Limit(BaseModel):
+        ...     max_calls: int = 3
+        >>> ctx = CriterionContext(actual=Trajectory(), expected=None, config=CriterionConfig(), settings=Limit())
+        >>> ctx.settings_as(Limit).max_calls
+        3
+        """
+        if not isinstance(self.settings, model):
+            raise TypeError(f"the criterion's settings are {type(self.settings).__name__}, not {model.__name__} "
+                            f"(register the criterion with settings={model.__name__})")
+        return self.settings

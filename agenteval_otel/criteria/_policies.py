@@ -167,7 +167,7 @@ def _seconds(value: float) -> str:
 @_policy("max_tool_calls", ToolCallLimitSettings)
 def max_tool_calls(ctx: CriterionContext) -> Score:
     """At most ``limit`` tool calls; the calls past the limit are the evidence."""
-    limit = ctx.settings.limit
+    limit = ctx.settings_as(ToolCallLimitSettings).limit
     calls = _tool_steps(ctx)
     count = len(calls)
     if count <= limit:
@@ -180,10 +180,11 @@ def max_tool_calls(ctx: CriterionContext) -> Score:
 @_policy("forbidden_tools", ToolListSettings)
 def forbidden_tools(ctx: CriterionContext) -> Score:
     """None of ``tools`` is called; each forbidden call is named with its step."""
-    forbidden = set(ctx.settings.tools)
+    tools = ctx.settings_as(ToolListSettings).tools
+    forbidden = set(tools)
     found = [(number, step) for number, step in _tool_steps(ctx) if step.name in forbidden]
     if not found:
-        return _held(True, f"no forbidden tool called ({', '.join(ctx.settings.tools)})")
+        return _held(True, f"no forbidden tool called ({', '.join(tools)})")
     reason = _listed([f"forbidden tool {step.name} called at step {number}" for number, step in found])
     evidence = [EvidenceRow(status="unexpected", actual=_call(step), note=f"step {number}: forbidden")
                 for number, step in found]
@@ -196,7 +197,7 @@ def required_tools(ctx: CriterionContext) -> Score:
     first: dict[str, tuple[int, TrajectoryStep]] = {}
     for number, step in _tool_steps(ctx):
         first.setdefault(step.name, (number, step))
-    required = list(dict.fromkeys(ctx.settings.tools))
+    required = list(dict.fromkeys(ctx.settings_as(ToolListSettings).tools))
     missing = [name for name in required if name not in first]
     evidence = [
         EvidenceRow(status="match", expected=name, actual=_call(first[name][1]), note=f"step {first[name][0]}")
@@ -213,7 +214,7 @@ def required_tools(ctx: CriterionContext) -> Score:
 def required_tool_order(ctx: CriterionContext) -> Score:
     """``tools`` are called in this order, other calls allowed between them (each name as
     often as it is listed)."""
-    wanted = ctx.settings.tools
+    wanted = ctx.settings_as(ToolListSettings).tools
     calls = _tool_steps(ctx)
     order = " → ".join(wanted)
     evidence: list[EvidenceRow] = []
@@ -246,7 +247,7 @@ def _break(name: str, wanted: Sequence[str], index: int, calls: Sequence[tuple[i
 def latency_budget(ctx: CriterionContext) -> Score:
     """The whole run within ``max_seconds`` and each tool call within its ``per_tool_seconds``
     budget. ``ValueError`` when a duration to check was not recorded."""
-    budget: LatencyBudgetSettings = ctx.settings
+    budget = ctx.settings_as(LatencyBudgetSettings)
     broken: list[str] = []
     evidence: list[EvidenceRow] = []
     details: dict[str, Any] = {}
@@ -297,7 +298,7 @@ def no_tool_errors(ctx: CriterionContext) -> Score:
 def max_tokens(ctx: CriterionContext) -> Score:
     """The model calls' tokens (as the trace records them) within ``limit`` (input + output),
     ``input_limit`` and ``output_limit``."""
-    limits: TokenLimitSettings = ctx.settings
+    limits = ctx.settings_as(TokenLimitSettings)
     usage = ctx.actual.usage
     measured = (("tokens", usage.total_tokens, limits.limit),
                 ("input tokens", usage.input_tokens, limits.input_limit),

@@ -63,7 +63,7 @@ def exact_match(ctx: CriterionContext) -> Score | None:
     if want is None:
         return None
     got = ctx.actual.final_response or ""
-    case_sensitive = ctx.settings.case_sensitive
+    case_sensitive = ctx.settings_as(ExactMatchSettings).case_sensitive
     equal = _normalised(want, case_sensitive) == _normalised(got, case_sensitive)
     return Score(1.0 if equal else 0.0,
                  "response equals the expected one" if equal
@@ -79,7 +79,7 @@ def contains_keywords(ctx: CriterionContext) -> Score | None:
     ``metadata["keywords"]``; a turn with neither is not scored.
     """
     keywords = (ctx.expected.metadata.get("keywords") if ctx.expected is not None else None) \
-        or ctx.settings.keywords
+        or ctx.settings_as(KeywordSettings).keywords
     if not keywords:
         return None
     if isinstance(keywords, str) or not all(isinstance(k, str) for k in keywords):

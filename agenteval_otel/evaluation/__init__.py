@@ -3,7 +3,8 @@
 - **live** (``agenteval run``): ``evaluate`` / ``aevaluate`` / ``LiveRunner`` run an agent over an
   eval set, trace every turn and score it;
 - **offline** (``agenteval eval``): ``evaluate_traces`` / ``aevaluate_traces`` score runs recorded
-  earlier, with or without an eval set;
+  earlier, with or without an eval set, read from a ``TraceSource`` (``TraceFileSource``,
+  ``SpanSource``, ``TrajectorySource``, ``JaegerSource``, or your own);
 - **online** (``agenteval serve``): ``OnlineEvaluator``, a span processor scoring live traces in
   the background, and ``EvaluationWorker``, the OTLP receiver that runs it behind the Collector.
 
@@ -29,10 +30,17 @@ __all__ = [
     # offline runs
     "CaseRuns",
     "RunChoice",
-    "TraceSource",
     "aevaluate_traces",
     "evaluate_traces",
     "iter_matches",
+    # where an offline run's traces come from
+    "JaegerSource",
+    "SpanSource",
+    "TraceFileSource",
+    "TraceSource",
+    "TraceSourceLike",
+    "TrajectorySource",
+    "trace_source",
     # online runs
     "DEFAULT_GRPC_PORT",
     "DEFAULT_HTTP_PORT",
@@ -57,8 +65,11 @@ __all__ = [
     "converse",
     "turns_for",
     # calling the agent under evaluation and capturing its turns
+    "Agent",
     "AgentCaller",
     "AgentTurn",
+    "AgentWithArun",
+    "AgentWithRun",
     "OpenRoot",
     "TurnCapture",
     "abandoned_agent_threads",
@@ -77,14 +88,16 @@ __all__ = [
 
 _MODULES = {
     "_live": ("LiveRunner", "aevaluate", "evaluate"),
-    "_offline": ("CaseRuns", "RunChoice", "TraceSource", "aevaluate_traces", "evaluate_traces", "iter_matches"),
+    "_offline": ("CaseRuns", "RunChoice", "aevaluate_traces", "evaluate_traces", "iter_matches"),
+    "_sources": ("JaegerSource", "SpanSource", "TraceFileSource", "TraceSource", "TraceSourceLike",
+                 "TrajectorySource", "trace_source"),
     "_worker": ("DEFAULT_GRPC_PORT", "DEFAULT_HTTP_PORT", "EvaluationWorker"),
     "_online": ("OnlineCounters", "OnlineEvaluator", "trace_sampled"),
     "_scoring": ("Scorer", "aggregate_runs", "efficiency", "error_result", "invocation_key", "score_case"),
     "_turns": ("Conversation", "Message", "ScriptedTurns", "SimulatedUser", "UserReply", "UserTurns", "converse",
                "turns_for"),
-    "_agents": ("AgentCaller", "AgentTurn", "abandoned_agent_threads", "agent_thread_cpu", "entry_point",
-                "is_async_callable", "load_agent", "reply_text"),
+    "_agents": ("Agent", "AgentCaller", "AgentTurn", "AgentWithArun", "AgentWithRun", "abandoned_agent_threads",
+                "agent_thread_cpu", "entry_point", "is_async_callable", "load_agent", "reply_text"),
     "_capture": ("OpenRoot", "TurnCapture", "capture_for", "evaluation_tags"),
     "_judging": ("default_judge", "judge_client"),
     "_sync": ("run_sync",),
@@ -125,8 +138,11 @@ _DEPRECATED = {
 
 if TYPE_CHECKING:
     from agenteval_otel.evaluation._agents import (
+        Agent,
         AgentCaller,
         AgentTurn,
+        AgentWithArun,
+        AgentWithRun,
         abandoned_agent_threads,
         agent_thread_cpu,
         entry_point,
@@ -140,7 +156,6 @@ if TYPE_CHECKING:
     from agenteval_otel.evaluation._offline import (
         CaseRuns,
         RunChoice,
-        TraceSource,
         aevaluate_traces,
         evaluate_traces,
         iter_matches,
@@ -153,6 +168,15 @@ if TYPE_CHECKING:
         error_result,
         invocation_key,
         score_case,
+    )
+    from agenteval_otel.evaluation._sources import (
+        JaegerSource,
+        SpanSource,
+        TraceFileSource,
+        TraceSource,
+        TraceSourceLike,
+        TrajectorySource,
+        trace_source,
     )
     from agenteval_otel.evaluation._sync import run_sync
     from agenteval_otel.evaluation._turns import (

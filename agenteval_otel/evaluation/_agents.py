@@ -30,17 +30,17 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, Union
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evalsets import MessageContent, SessionInput
 from agenteval_otel.loading import load_object
 
-__all__ = ["AgentCaller", "AgentTurn", "abandoned_agent_threads", "agent_thread_cpu", "entry_point",
-           "is_async_callable", "load_agent", "reply_text"]
+__all__ = ["Agent", "AgentCaller", "AgentTurn", "AgentWithArun", "AgentWithRun", "abandoned_agent_threads",
+           "agent_thread_cpu", "entry_point", "is_async_callable", "load_agent", "reply_text"]
 
 _log = logging.getLogger(__name__)
 _abandoned: contextvars.ContextVar[list[threading.Thread] | None] = contextvars.ContextVar(
@@ -56,6 +56,31 @@ _NAMES = {
     "turn": "turn",
 }
 _REPLY_KEYS = ("response", "output", "content", "text", "answer")
+
+
+class AgentWithRun(Protocol):
+    """An agent object called through its sync ``run`` method (the user's message first)."""
+
+    @property
+    def run(self) -> Callable[..., object]:
+        """Takes the user's message (and the parameters it names, see the module docstring),
+        returns the reply."""
+        ...
+
+
+class AgentWithArun(Protocol):
+    """An agent object called through its async ``arun`` method (the user's message first)."""
+
+    @property
+    def arun(self) -> Callable[..., Awaitable[object]]:
+        """Takes the user's message (and the parameters it names, see the module docstring),
+        returns an awaitable of the reply."""
+        ...
+
+
+Agent = Union[Callable[..., object], AgentWithRun, AgentWithArun]
+"""An agent under evaluation: a sync or async callable, or an object with ``arun`` (async) or
+``run`` (sync), taking the user's message first (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +127,14 @@ def reply_text(reply: Any) -> str | None:
         return f"<{type(reply).__name__} that could not be printed>"
 
 
-def entry_point(agent: Any) -> Callable[..., Any]:
+def entry_point(agent: Agent) -> Callable[..., Any]:
     """What calling ``agent`` means: its ``arun`` or ``run`` method, or the agent itself."""
     for name in ("arun", "run"):
-        method = getattr(agent, name, None)
+        method: object = getattr(agent, name, None)
         if callable(method) and not inspect.isclass(agent):
-            return method  # type: ignore[no-any-return]
+            return method
     if callable(agent):
-        return agent  # type: ignore[no-any-return]
+        return agent
     raise ConfigError(
         f"the agent {agent!r} is not callable and has no 'run' or 'arun' method; expected a "
         "function, a coroutine function, or an object with run/arun"
@@ -130,14 +155,15 @@ class AgentCaller:
     agents run on the event loop.
     """
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Agent) -> None:
         self._fn = entry_point(agent)
         self.name = getattr(agent, "name", None) or getattr(
             self._fn, "__qualname__", type(agent).__name__)
+        parameters: Mapping[str, inspect.Parameter]
         try:
             parameters = inspect.signature(self._fn).parameters
         except (TypeError, ValueError):
-            parameters = {}  # type: ignore[assignment]
+            parameters = {}
         self._takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
         positional = [p for p in parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -22,7 +22,7 @@ from opentelemetry.trace import TracerProvider
 from agenteval_otel.criteria import EvalConfig
 from agenteval_otel.errors import UserSimulatorError
 from agenteval_otel.evalsets import EvalCase, EvalSet
-from agenteval_otel.evaluation._agents import AgentCaller, AgentTurn, abandoned_agent_threads
+from agenteval_otel.evaluation._agents import Agent, AgentCaller, AgentTurn, abandoned_agent_threads
 from agenteval_otel.evaluation._capture import OpenRoot, capture_for, evaluation_tags
 from agenteval_otel.evaluation._scoring import (
     DEFAULT_CRITERION_TIMEOUT_S,
@@ -69,7 +69,7 @@ class LiveRunner:
 
     def __init__(
         self,
-        agent: Any,
+        agent: Agent,
         config: EvalConfig | None = None,
         *,
         concurrency: int = 4,
@@ -212,7 +212,7 @@ class LiveRunner:
 
 async def aevaluate(
     eval_set: EvalSet,
-    agent: Any,
+    agent: Agent,
     config: EvalConfig | None = None,
     *,
     sinks: Sequence[EvaluationSink] = (),
@@ -225,7 +225,7 @@ async def aevaluate(
 
 def evaluate(
     eval_set: EvalSet,
-    agent: Any,
+    agent: Agent,
     config: EvalConfig | None = None,
     *,
     sinks: Sequence[EvaluationSink] = (),

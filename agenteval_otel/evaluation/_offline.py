@@ -1,5 +1,6 @@
-"""Offline evaluation: score eval cases against runs recorded earlier, from trace files, a Jaeger
-query, or trajectories you already have.
+"""Offline evaluation: score eval cases against runs recorded earlier, from a ``TraceSource``
+(trace files, spans, a Jaeger query, or trajectories you already have; see
+:mod:`~agenteval_otel.evaluation._sources`).
 
 The source is streamed: trace files are read span by span and assembled trace by trace, each
 run is matched to its case as it arrives and scored once it is complete (a multi-turn
@@ -24,16 +25,14 @@ import bisect
 import gc
 import itertools
 import logging
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Union
+from typing import Literal, NamedTuple
 
-from agenteval_otel.criteria import EvalConfig, criterion_names, get_criterion
-from agenteval_otel.errors import ConfigError
+from agenteval_otel.criteria import EvalConfig, require_reference_free
 from agenteval_otel.evalsets import EvalCase, EvalSet
 from agenteval_otel.evaluation._scoring import (
     DEFAULT_CRITERION_TIMEOUT_S,
@@ -42,6 +41,7 @@ from agenteval_otel.evaluation._scoring import (
     error_result,
     invocation_key,
 )
+from agenteval_otel.evaluation._sources import PathLike, TraceSourceLike, trace_source
 from agenteval_otel.evaluation._sync import run_sync
 from agenteval_otel.results import (
     CaseResults,
@@ -53,18 +53,13 @@ from agenteval_otel.results import (
     SinkGroup,
     SummaryTally,
 )
-from agenteval_otel.traces.files import spans_with_logs
-from agenteval_otel.trajectory.assemble import iter_trajectories
 from agenteval_otel.trajectory.conventions import Reader
-from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["CaseRuns", "RunChoice", "TraceSource", "aevaluate_traces", "evaluate_traces", "iter_matches"]
+__all__ = ["CaseRuns", "RunChoice", "aevaluate_traces", "evaluate_traces", "iter_matches"]
 
 _log = logging.getLogger(__name__)
 
-PathLike = Union[str, "os.PathLike[str]"]
-TraceSource = Union[PathLike, Sequence[PathLike], Iterable[Trajectory], Iterable[SpanRecord]]
 UNMATCHED = "unmatched: no trace found with this eval_id, thread_id or first user message"
 
 def _norm(text: str | None) -> str:
@@ -391,25 +386,6 @@ def iter_matches(
             yield CaseRuns(case, [turns for _, turns in ordered], matcher.slots[case.eval_id].set_aside)
 
 
-def _runs(
-    source: TraceSource, logs: Sequence[PathLike] = (), readers: Sequence[Reader] | None = None
-) -> Iterator[Trajectory]:
-    """Trajectories from any source, streamed (log records of ``logs`` joined to trace files' spans)."""
-    if isinstance(source, (str, os.PathLike)):
-        source = [source]
-    items = iter(source)  # type: ignore[arg-type]
-    first = next(items, None)
-    if first is None:
-        return
-    items = itertools.chain([first], items)
-    if isinstance(first, Trajectory):
-        yield from items  # type: ignore[misc]
-    elif isinstance(first, SpanRecord):
-        yield from iter_trajectories(items, group="invocation", readers=readers)  # type: ignore[arg-type]
-    else:
-        _, spans = spans_with_logs(items, logs)  # type: ignore[arg-type]
-        yield from iter_trajectories(spans, group="invocation", readers=readers)
-
 @contextmanager
 def _rare_full_collections() -> Iterator[None]:
     """A long offline run keeps every case's result, and each full garbage collection walks all
@@ -522,23 +498,15 @@ class _Invocations:
 
 def _config_for(eval_set: EvalSet | None, config: EvalConfig | None) -> EvalConfig:
     """The config to score with; ``ConfigError`` when there is no eval set and no criterion
-    that scores without one."""
+    that scores without one (see :func:`~agenteval_otel.criteria.require_reference_free`)."""
     if eval_set is not None:
         return config if config is not None else EvalConfig.default_for(eval_set)
-    policies = ", ".join(name for name in criterion_names() if get_criterion(name).reference_free)
-    if config is None:
-        raise ConfigError("scoring traces with no eval set needs a config naming criteria that need "
-                          f"no reference: {policies}")
-    if not config.reference_free():
-        named = ", ".join(config.enabled()) or "none"
-        raise ConfigError(f"no eval set, and no criterion of the config ({named}) scores an invocation "
-                          f"without one; add criteria that need no reference ({policies}), or give an eval set")
-    return config
+    return require_reference_free(config)
 
 
 async def aevaluate_traces(
     eval_set: EvalSet | None,
-    source: TraceSource,
+    source: TraceSourceLike,
     config: EvalConfig | None = None,
     *,
     done: Mapping[str, EvalCaseResult] | None = None,
@@ -558,6 +526,7 @@ async def aevaluate_traces(
     """
     started = time.perf_counter()
     config = _config_for(eval_set, config)
+    traces = trace_source(source, logs)
     scorer = Scorer(config, criterion_timeout_s=criterion_timeout_s)
     results_stage = SinkGroup(sinks)
     done = dict(done or {})
@@ -591,7 +560,7 @@ async def aevaluate_traces(
             await invocations.score(strays)
 
     with _rare_full_collections():
-        for trajectory in _runs(source, logs, readers):
+        for trajectory in traces.trajectories(readers=readers):
             await score_complete(matcher.feed(trajectory))
         await score_complete(matcher.close())
     set_aside = 0
@@ -628,7 +597,7 @@ async def aevaluate_traces(
 
 def evaluate_traces(
     eval_set: EvalSet | None,
-    source: TraceSource,
+    source: TraceSourceLike,
     config: EvalConfig | None = None,
     *,
     sinks: Sequence[EvaluationSink] = (),
@@ -643,9 +612,10 @@ def evaluate_traces(
     invocation recorded with the config's reference-free criteria (policies such as
     ``max_tool_calls``).
 
-    ``source`` is a trace file path (OTLP/JSON, OTLP JSON lines, OTLP protobuf, Jaeger JSON), a
-    list of them, or ``Trajectory`` or ``SpanRecord`` objects (for example the spans
-    ``JaegerClient.find_traces`` returns). When the traces hold several runs of a case (every
+    ``source`` is a :class:`~agenteval_otel.evaluation.TraceSource` (trace files, spans,
+    trajectories, a Jaeger query, or your own), or what :func:`~agenteval_otel.evaluation.trace_source`
+    turns into one: a trace file path (OTLP/JSON, OTLP JSON lines, OTLP protobuf, Jaeger JSON), a
+    list of them, or ``Trajectory`` or ``SpanRecord`` objects. When the traces hold several runs of a case (every
     ``agenteval run`` appends to the same file), ``runs="latest"`` scores the most recent one
     and counts the older ones in the result's ``set_aside_runs`` (and a warning);
     ``runs="all"`` scores every run as repeated runs (pass@1, pass@k, pass^k in ``metrics``).
@@ -655,8 +625,10 @@ def evaluate_traces(
     each result slim, without its actual trajectory, except the first ``MAX_KEPT_TRAJECTORIES``
     failed or errored ones (``keep_trajectories``: ``True`` keeps every trajectory, ``False``
     none); its sinks receive whole results. ``logs``: OTLP/JSON log
-    files whose records carry the spans' content (log files among the trace paths are recognised
-    too); ``readers``: the convention readers (default: the installed ones, then ours). Use
+    files whose records carry the spans' content, joined to the spans of trace files or of
+    ``SpanRecord`` objects (log files among the trace paths are recognised too); a source with no
+    spans to join them to (trajectories, a Jaeger query) refuses them with a ``ConfigError``.
+    ``readers``: the convention readers (default: the installed ones, then ours). Use
     :func:`aevaluate_traces` inside an event loop.
 
     Without an eval set, each invocation is a result of its own, under ``{trace_id}:{span_id}``

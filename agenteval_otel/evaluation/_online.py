@@ -36,7 +36,6 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
@@ -45,6 +44,7 @@ from agenteval_otel.criteria import EvalConfig, canonical_criterion_name
 from agenteval_otel.evalsets import EvalCase, EvalSet
 from agenteval_otel.evaluation._judging import default_judge
 from agenteval_otel.evaluation._scoring import Scorer, invocation_key
+from agenteval_otel.judge import JudgeClient
 from agenteval_otel.results import AgentFailure, EvalCaseResult, EvaluationSink, SinkGroup
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
 from agenteval_otel.trajectory.conventions import Reader
@@ -194,7 +194,7 @@ class OnlineEvaluator(SpanProcessor):
         max_queue: int = DEFAULT_MAX_QUEUE,
         concurrency: int = DEFAULT_CONCURRENCY,
         criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         readers: Sequence[Reader] | None = None,
         trace_ttl_s: float = 300.0,
         max_pending_spans: int = 65_536,

@@ -15,6 +15,8 @@ import statistics
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from agenteval_otel.criteria import (
     CriterionConfig,
     CriterionContext,
@@ -95,7 +97,7 @@ def invocation_key(trajectory: Trajectory) -> str:
     return trajectory.conversation_id or "invocation"
 
 
-def _settings_of(name: str, config: CriterionConfig) -> Any:
+def _settings_of(name: str, config: CriterionConfig) -> BaseModel | None:
     """The criterion's ``params`` validated by its settings model, once per run; ``None`` when it
     has none or they do not validate (the criterion is then errored with the reason when it runs)."""
     try:
@@ -123,7 +125,7 @@ class Scorer:
         self,
         config: EvalConfig,
         *,
-        judge: Any = None,
+        judge: JudgeClient | None = None,
         concurrency: int = DEFAULT_SCORING_CONCURRENCY,
         criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
     ) -> None:
@@ -142,7 +144,7 @@ class Scorer:
         async with self._gate:
             return await started
 
-    def _judge_for(self, name: str) -> tuple[Any, JudgeUsage | None]:
+    def _judge_for(self, name: str) -> tuple[JudgeClient | None, JudgeUsage | None]:
         """The judge a criterion's context gets, counting its calls in the usage returned."""
         if not isinstance(self.judge, JudgeClient):
             return self.judge, None
@@ -211,21 +213,9 @@ class Scorer:
             trace_ids=list(actual.trace_ids),
             trace_id=actual.trace_id,
             span_id=actual.span_id,
-            invocation_results=[InvocationResult(
-                invocation_id=expected.invocation_id if expected is not None else key,
-                user_input=actual.user_input,
-                expected_response=(expected.expected_final_response.get_text()
-                                   if expected is not None and expected.expected_final_response else None),
-                actual_response=actual.final_response,
-                expected_tool_calls=list(expected.expected_tool_trajectory) if expected is not None else [],
-                actual_tool_calls=actual.tool_calls(),
-                expected_node_order=list(expected.expected_node_order) if expected is not None else [],
-                actual_node_order=actual.node_order(),
-                criterion_results=results,
-                trace_ids=list(actual.trace_ids),
-                trace_id=actual.trace_id,
-                span_id=actual.span_id,
-            )],
+            invocation_results=[InvocationResult.of_turn(
+                expected.invocation_id if expected is not None else key, actual, expected, results,
+                user_input=actual.user_input)],
             metrics=efficiency([actual]),
         )
 
@@ -305,21 +295,9 @@ class Scorer:
             trace_id=turns[0].trace_id if turns else None,
             span_id=turns[0].span_id if turns else None,
             invocation_results=[
-                InvocationResult(
-                    invocation_id=invocation_id,
-                    user_input=inv.user_content.get_text() if inv is not None else actual.user_input,
-                    expected_response=(inv.expected_final_response.get_text()
-                                       if inv is not None and inv.expected_final_response else None),
-                    actual_response=actual.final_response,
-                    expected_tool_calls=list(inv.expected_tool_trajectory) if inv is not None else [],
-                    actual_tool_calls=actual.tool_calls(),
-                    expected_node_order=list(inv.expected_node_order) if inv is not None else [],
-                    actual_node_order=actual.node_order(),
-                    criterion_results=[r for r in results if r is not None],
-                    trace_ids=list(actual.trace_ids),
-                    trace_id=actual.trace_id,
-                    span_id=actual.span_id,
-                )
+                InvocationResult.of_turn(
+                    invocation_id, actual, inv, results,
+                    user_input=inv.user_content.get_text() if inv is not None else actual.user_input)
                 for invocation_id, inv, actual, results in zip(invocation_ids, expected_turns, actual_turns,
                                                                per_turn)
             ],

@@ -174,7 +174,7 @@ class SimulatedUser:
         return reply.message
 
 
-def turns_for(case: EvalCase, config: UserSimulatorConfig | None, judge: Any) -> UserTurns:
+def turns_for(case: EvalCase, config: UserSimulatorConfig | None, judge: JudgeClient | None) -> UserTurns:
     """The user's side of ``case``: its conversation when it has one, else a simulated user of its
     ``conversation_scenario`` played through ``judge`` (a :class:`JudgeClient`, or ``None``)."""
     if case.conversation or case.conversation_scenario is None:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agenteval_otel.errors import SimulationLoadError
 from agenteval_otel.evalsets import ToolCall
 from agenteval_otel.evaluation import (
+    Agent,
     AgentCaller,
     AgentTurn,
     Message,
@@ -223,7 +224,7 @@ async def _run_one(
 
 
 async def asimulate(
-    agent: Any,
+    agent: Agent,
     query_set: QuerySet,
     *,
     out: str | Path,
@@ -294,6 +295,6 @@ async def asimulate(
     return sorted(records, key=lambda r: r.query_index)
 
 
-def simulate(agent: Any, query_set: QuerySet, *, out: str | Path, **options: Any) -> list[SimulationRecord]:
+def simulate(agent: Agent, query_set: QuerySet, *, out: str | Path, **options: Any) -> list[SimulationRecord]:
     """:func:`asimulate` from synchronous code (not from inside a running event loop)."""
     return asyncio.run(asimulate(agent, query_set, out=out, **options))

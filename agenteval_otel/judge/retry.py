@@ -50,7 +50,7 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 def backoff(retry: int, *, base_s: float, max_s: float) -> float:
     """The wait before retry number ``retry`` (0-based): ``base_s * 2**retry`` capped at ``max_s``,
     scaled by a random factor in [0.5, 1] so that concurrent callers spread out."""
-    return min(max_s, base_s * (2 ** retry)) * random.uniform(0.5, 1.0)
+    return min(max_s, base_s * 2.0 ** retry) * random.uniform(0.5, 1.0)
 
 
 class Deadline:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -26,6 +26,10 @@ from agenteval_otel.judge.usage import JudgeUsage
 from agenteval_otel.loading import read_json, validate_file_data
 from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
+
+if TYPE_CHECKING:
+    from agenteval_otel.evalsets import Invocation
+    from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = [
     "CaseResults",
@@ -138,6 +142,44 @@ class InvocationResult(BaseModel):
     """The trace of the turn's root span (the span a verdict on this turn belongs to)."""
     span_id: str | None = None
     """The turn's root span."""
+
+    @classmethod
+    def of_turn(
+        cls,
+        invocation_id: str,
+        actual: Trajectory,
+        expected: Invocation | None,
+        criterion_results: Iterable[CriterionResult | None],
+        *,
+        user_input: str | None,
+    ) -> InvocationResult:
+        """One scored turn: what ``actual`` did (response, tool calls, node order, trace and root
+        span) beside what ``expected`` asked for (nothing, with no expected turn), and the
+        ``criterion_results`` of the criteria that applied (``None`` where one did not is left
+        out). ``user_input``: the user's message as reported (the expected turn's, or the
+        actual one's).
+
+        >>> from agenteval_otel.trajectory import Trajectory
+        >>> turn = InvocationResult.of_turn("t1", Trajectory(trace_id="7e57", final_response="Hi"), None, [None],
+        ...                                 user_input="Hello")
+        >>> turn.user_input, turn.actual_response, turn.trace_id, turn.criterion_results
+        ('Hello', 'Hi', '7e57', [])
+        """
+        return cls(
+            invocation_id=invocation_id,
+            user_input=user_input,
+            expected_response=(expected.expected_final_response.get_text()
+                               if expected is not None and expected.expected_final_response else None),
+            actual_response=actual.final_response,
+            expected_tool_calls=list(expected.expected_tool_trajectory) if expected is not None else [],
+            actual_tool_calls=actual.tool_calls(),
+            expected_node_order=list(expected.expected_node_order) if expected is not None else [],
+            actual_node_order=actual.node_order(),
+            criterion_results=[r for r in criterion_results if r is not None],
+            trace_ids=list(actual.trace_ids),
+            trace_id=actual.trace_id,
+            span_id=actual.span_id,
+        )
 
     def result(self, criterion: str) -> CriterionResult | None:
         """This turn's result of ``criterion``, if it was scored."""
@@ -419,7 +461,7 @@ class ResultCodec:
 
     def __init__(self) -> None:
         self._dictionary: bytes | None = None
-        self._primed: Any = None
+        self._primed: zlib._Compress | None = None
 
     def encode(self, result: EvalCaseResult) -> bytes:
         """``result`` slim, as compressed JSON."""

@@ -43,6 +43,7 @@ __all__ = [
     "NodeStep",
     "Step",
     "ToolStep",
+    "current_tracer",  # the lookup Step.begin makes; the decorators' fast path makes it here too
     "keyword_binder",
 ]
 

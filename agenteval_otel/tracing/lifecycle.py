@@ -171,7 +171,7 @@ class StepRun:
         token = self._token
         if token is not None:
             self._token = None
-            _detach(token)  # type: ignore[arg-type]
+            _detach(token)
 
     def end(self, end_time: int | None = None) -> None:
         """End the step with its result (deactivating it first), at ``end_time`` (ns since the

@@ -286,6 +286,18 @@ class TestCriterionContract:
         result = _score("call_budget_for_test", _turn(), _trajectory(("a", {}), ("b", {})),
                         CriterionConfig(params={"max_calls": 1}))
         assert result is not None and result.score == 0.0
+
+        @criterion("typed_call_budget_for_test", settings=Limit)
+        def typed_budget(ctx: CriterionContext) -> bool:
+            return len(ctx.actual.tool_calls()) <= ctx.settings_as(Limit).max_calls
+
+        typed = _score("typed_call_budget_for_test", _turn(), _trajectory(("a", {})),
+                       CriterionConfig(params={"max_calls": 1}))
+        assert typed is not None and typed.score == 1.0
+        bare = CriterionContext(actual=_trajectory(), expected=None, config=CriterionConfig())
+        with pytest.raises(TypeError, match=r"^the criterion's settings are NoneType, not Limit \(register the "
+                                            r"criterion with settings=Limit\)$"):
+            typed_budget(bare)
         with pytest.raises((ConfigError, ValueError), match="call_budget_for_test.*max_calls"):
             EvalConfig(criteria={"call_budget_for_test": {"params": {"max_calls": "many"}}})
 

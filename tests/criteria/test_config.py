@@ -10,7 +10,14 @@ import pytest
 from pydantic import ValidationError
 
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet
-from agenteval_otel.criteria import ArgMatch, MatchType, Rubric, canonical_criterion_name, criterion
+from agenteval_otel.criteria import (
+    ArgMatch,
+    MatchType,
+    Rubric,
+    canonical_criterion_name,
+    criterion,
+    require_reference_free,
+)
 from agenteval_otel.errors import ConfigError
 
 
@@ -221,3 +228,26 @@ def test_default_criteria_follow_the_eval_set_format(tmp_path: Path) -> None:
     assert EvalConfig.default_for(ours) == EvalConfig.default(include_judge=False)
     saved = EvalSet.load(EvalSet.load(adk_file).save(tmp_path / "saved.evalset.json"))
     assert EvalConfig.default_for(saved) == adk  # still the cases of an ADK file
+
+
+def test_scoring_with_no_eval_set_needs_a_criterion_that_needs_no_reference() -> None:
+    policies = EvalConfig.model_validate({"criteria": {"trajectory_match": 0.8, "no_tool_errors": {}}})
+    assert require_reference_free(policies) is policies  # a reference-based criterion beside one is fine
+    reference_based = EvalConfig(criteria={"trajectory_match": 0.8, "response_match": 0.7})
+    messages = []
+    for config, where in ((reference_based, "policies.json: "), (None, "")):
+        with pytest.raises(ConfigError) as raised:
+            require_reference_free(config, where=where)
+        messages.append(str(raised.value))
+    named, missing = messages
+    assert named.startswith("policies.json: no eval set, and no criterion of the config "
+                            "(trajectory_match, response_match) scores an invocation without one; scoring with no eval set "
+                            "needs a config naming criteria that need no reference: ")
+    assert missing.startswith("no eval set, and no criterion of the config (none) scores an invocation without one")
+    for message in messages:
+        assert "max_tool_calls" in message and "no_tool_errors" in message and "trajectory_match," not in \
+            message.split("need no reference: ")[1]
+        assert message.endswith("; or give an eval set")
+    disabled = EvalConfig.model_validate({"criteria": {"no_tool_errors": {"enabled": False}}})
+    with pytest.raises(ConfigError, match=r"no criterion of the config \(none\)"):
+        require_reference_free(disabled)

@@ -17,8 +17,9 @@ from agenteval_otel.checks import (
     ReliabilityEvaluationResult,
     ToolCallCheck,
 )
-from agenteval_otel.results import CriterionResult, EvalCaseResult, EvalSummary
-from agenteval_otel.trajectory import TrajectoryStep
+from agenteval_otel.evalsets import Invocation, ToolCall
+from agenteval_otel.results import CriterionResult, EvalCaseResult, EvalSummary, InvocationResult
+from agenteval_otel.trajectory import Trajectory, TrajectoryStep
 
 
 def _result(criterion: str, score: float, threshold: float = 0.8, **kw: object) -> CriterionResult:
@@ -176,3 +177,20 @@ class TestReliability:
         check = ToolCallCheck(tool_name="pay", was_called=True, times_called=3, passed=False,
                               reason="called 3 times, expected at most 1")
         assert not check.ok
+
+
+def test_a_turn_result_sets_what_was_expected_beside_what_happened() -> None:
+    expected = Invocation(user_content="Weather in Paris?", expected_final_response="Sunny.",
+                          expected_tool_trajectory=[ToolCall(name="get_weather", args={"city": "Paris"})],
+                          expected_node_order=["plan", "act"])
+    actual = Trajectory(trace_id="7e57", span_id="01", trace_ids=["7e57"], final_response="Rainy.",
+                        steps=[TrajectoryStep.node("plan"), TrajectoryStep.tool("get_weather", {"city": "Paris"})])
+    passed = _result("trajectory_match", 1.0)
+    turn = InvocationResult.of_turn("turn-1", actual, expected, [passed, None], user_input="Weather in Paris?")
+    assert turn == InvocationResult(
+        invocation_id="turn-1", user_input="Weather in Paris?", expected_response="Sunny.", actual_response="Rainy.",
+        expected_tool_calls=[ToolCall(name="get_weather", args={"city": "Paris"})],
+        actual_tool_calls=actual.tool_calls(), expected_node_order=["plan", "act"], actual_node_order=["plan"],
+        criterion_results=[passed], trace_ids=["7e57"], trace_id="7e57", span_id="01")
+    bare = InvocationResult.of_turn("7e57:01", actual, None, [], user_input=None)
+    assert (bare.expected_response, bare.expected_tool_calls, bare.expected_node_order) == (None, [], [])

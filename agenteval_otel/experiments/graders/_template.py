@@ -39,7 +39,7 @@ def _environment() -> Any:
         raise GraderError("grader templates need the jinja2 package "
                           "(pip install 'agenteval-otel[judge]')") from None
 
-    class DataOnlyEnvironment(SandboxedEnvironment):  # type: ignore[misc]
+    class DataOnlyEnvironment(SandboxedEnvironment):
         """Attribute access and subscripts read the keys and items of plain data, nothing else."""
 
         def getattr(self, obj: Any, attribute: str) -> Any:

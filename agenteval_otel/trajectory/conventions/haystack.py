@@ -88,9 +88,8 @@ def _model(replies: Any) -> str | None:
 
 def _tool_error(output: Any) -> str | None:
     decoded = decode_json(output)
-    if isinstance(decoded, dict) and isinstance(decoded.get("error"), str):
-        return decoded["error"]
-    return str(output)
+    error = decoded.get("error") if isinstance(decoded, dict) else None
+    return error if isinstance(error, str) else str(output)
 
 
 def read_haystack(record: SpanRecord) -> SpanReading | None:
