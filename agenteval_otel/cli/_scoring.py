@@ -17,6 +17,7 @@ from agenteval_otel.errors import ConfigError, mask_url
 if TYPE_CHECKING:
     from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.evaluation import TraceSource
     from agenteval_otel.reports import ReportFile
     from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
 
@@ -60,23 +61,7 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     from agenteval_otel.evaluation import aevaluate_traces, run_sync
 
     eval_set, config = _inputs(args)
-    source: Any
-    if args.jaeger and args.traces:
-        raise ConfigError("give either --traces FILE... or --jaeger URL, not both")
-    if args.jaeger:
-        from agenteval_otel.traces.jaeger_client import JaegerClient
-
-        if not args.service:
-            raise ConfigError("--jaeger needs --service NAME")
-        try:
-            client = JaegerClient(args.jaeger)
-        except ValueError as exc:  # its message shows the URL with credentials masked
-            raise ConfigError(f"--jaeger: {exc}") from None
-        source = client.find_traces(args.service, lookback=args.lookback, limit=args.limit)
-    elif args.traces:
-        source = args.traces
-    else:
-        raise ConfigError("give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
+    source = _trace_source(args)
     files = _report_files(args)
     run_id = eval_set.eval_set_id if eval_set is not None else _traces_id(args)
     # invocations matched to no case are scored too when the config has reference-free criteria
@@ -84,11 +69,33 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     with (_result_export(args, run_id) as exports,
           _recording(run_id, config, args, "eval", total, files) as (done, sinks)):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
-                                           runs="all" if args.all_runs else "latest",
-                                           logs=args.logs or (), source_id=run_id,
+                                           runs="all" if args.all_runs else "latest", source_id=run_id,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
+
+
+def _trace_source(args: argparse.Namespace) -> TraceSource:
+    """Trace files (with their log files) or a Jaeger query, as the arguments name them."""
+    from agenteval_otel.evaluation import JaegerSource, TraceFileSource
+
+    if args.jaeger and args.traces:
+        raise ConfigError("give either --traces FILE... or --jaeger URL, not both")
+    if args.traces:
+        return TraceFileSource(args.traces, args.logs or ())
+    if not args.jaeger:
+        raise ConfigError("give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
+    if not args.service:
+        raise ConfigError("--jaeger needs --service NAME")
+    if args.logs:
+        raise ConfigError("--logs goes with --traces: Jaeger's query API returns spans, not log records")
+    from agenteval_otel.traces.jaeger_client import JaegerClient
+
+    try:
+        client = JaegerClient(args.jaeger)
+    except ValueError as exc:  # its message shows the URL with credentials masked
+        raise ConfigError(f"--jaeger: {exc}") from None
+    return JaegerSource(client, args.service, lookback=args.lookback, limit=args.limit)
 
 
 def _inputs(args: argparse.Namespace) -> tuple[EvalSet | None, EvalConfig]:

@@ -19,7 +19,7 @@ def serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from agenteval_otel.criteria import EvalConfig, load_criteria_module
+    from agenteval_otel.criteria import EvalConfig, load_criteria_module, require_reference_free
     from agenteval_otel.evalsets import EvalSet
     from agenteval_otel.evaluation import EvaluationWorker
     from agenteval_otel.tracing import otlp_traces_endpoint
@@ -32,9 +32,8 @@ def serve(args: argparse.Namespace) -> int:
     if config is None:
         raise ConfigError("give the criteria to score with: --config FILE (e.g. policies, see "
                           "examples/production_policies.json)")
-    if eval_set is None and not config.reference_free():
-        raise ConfigError(f"{args.config}: no criterion here scores without a reference, and no --evalset "
-                          "was given; add reference-free criteria (policies, judge criteria) or an eval set")
+    if eval_set is None:
+        require_reference_free(config, where=f"{args.config}: ")
     token = args.token or os.environ.get("AGENTEVAL_SERVE_TOKEN") or None
     target = args.export_results or otlp_traces_endpoint()
     if target is None:

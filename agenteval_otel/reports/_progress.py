@@ -1,9 +1,9 @@
-"""A progress bar for long runs, fed as an evaluation sink: one step per case result, with the
-total and the time left when the total is known."""
+"""A progress bar for long runs, fed as an evaluation sink: one step per result (a case result,
+a simulation record), with the total and the time left when the total is known."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -16,13 +16,28 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agenteval_otel.results import CallbackSink
+__all__ = ["ProgressSink", "progress_sink"]
 
-__all__ = ["progress_sink"]
+
+class ProgressSink:
+    """An evaluation sink that advances a progress bar by one for each result it is given."""
+
+    def __init__(self, advance: Callable[[], object]) -> None:
+        self._advance = advance
+
+    def submit(self, result: object) -> None:
+        """One more result done."""
+        self._advance()
+
+    def force_flush(self, timeout: float | None = None) -> bool:
+        return True
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        return True
 
 
 @contextmanager
-def progress_sink(kind: str, total: int | None, completed: int = 0, *, quiet: bool = False) -> Iterator[CallbackSink]:
+def progress_sink(kind: str, total: int | None, completed: int = 0, *, quiet: bool = False) -> Iterator[ProgressSink]:
     """A sink advancing a bar on stderr (``kind``: its label; ``total``: ``None`` when unknown),
     shown only on a terminal and never with ``quiet``; the bar goes when the block ends."""
     console = Console(stderr=True)
@@ -32,4 +47,4 @@ def progress_sink(kind: str, total: int | None, completed: int = 0, *, quiet: bo
     progress = Progress(*columns, console=console, transient=True, disable=quiet or not console.is_terminal)
     task = progress.add_task(kind, total=total, completed=completed)
     with progress:
-        yield CallbackSink(lambda _: progress.advance(task))
+        yield ProgressSink(lambda: progress.advance(task))

@@ -432,9 +432,12 @@ class OtlpReceiver:
             options=[("grpc.max_receive_message_length", self._max_body),
                      ("grpc.max_send_message_length", 4 * 1024 * 1024)],
         )
-        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(self), self._grpc)
+        # the generated gRPC modules carry no types
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            _TraceService(self), self._grpc)
         if self._on_logs is not None:
-            logs_service_pb2_grpc.add_LogsServiceServicer_to_server(_LogsService(self), self._grpc)
+            logs_service_pb2_grpc.add_LogsServiceServicer_to_server(  # type: ignore[no-untyped-call]
+                _LogsService(self), self._grpc)
         host = f"[{self._host}]" if ":" in self._host else self._host
         try:
             bound = self._grpc.add_insecure_port(f"{host}:{port}")
@@ -443,7 +446,7 @@ class OtlpReceiver:
         if not bound:
             raise OSError(f"cannot bind OTLP/gRPC on {host}:{port}")
         self._grpc.start()
-        return bound
+        return int(bound)
 
     def _grpc_export(self, signal: Signal, batch: Callable[[], ExportBatch[Any]],
                      context: grpc.ServicerContext) -> Message:
@@ -527,8 +530,8 @@ def _export_response(signal: Signal, batch: ExportBatch[Any]) -> Message:
 
 def _encode(message: Message, encoding: Encoding) -> bytes:
     if encoding == "proto":
-        return message.SerializeToString()
-    return json_format.MessageToJson(message, indent=None).encode()
+        return bytes(message.SerializeToString())
+    return str(json_format.MessageToJson(message, indent=None)).encode()
 
 
 async def _respond(send: _Send, status: int, body: bytes, content_type: bytes,

@@ -24,9 +24,9 @@ lifecycle, on which the decorators and ``trace_step`` sit too:
 ...     step.set_result(["sunny"])
 
 with the content policy in force (``active_policy``/``set_active_policy``), the model-message
-reader (``read_message``, ``ModelMessage``) and the provider our steps' spans go to
-(``current_provider``, ``current_tracer``, ``route_to_provider``/``release_provider``,
-``routed_to``).
+reader (``read_message``, ``ModelMessage``), and the provider our steps' spans go to: what an
+instrumentor needs is ``current_tracer()`` (our tracer on that provider); ``current_provider()``
+names the provider and ``routed_to(provider)`` sends the steps of a block elsewhere.
 """
 
 from agenteval_otel.tracing.blocks import TracedStep, trace_step
@@ -44,13 +44,11 @@ from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 from agenteval_otel.tracing.lifecycle import StepKind, StepRun, start_step
 from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.messages import ModelMessage, read_message
-from agenteval_otel.tracing.providers import (
-    current_provider,
-    current_tracer,
-    release_provider,
-    route_to_provider,
-    routed_to,
-)
+from agenteval_otel.tracing.providers import current_provider, current_tracer, routed_to
+
+# Importable for the evaluation engine's turn capture, outside the documented surface.
+from agenteval_otel.tracing.providers import release_provider as release_provider  # noqa: I001
+from agenteval_otel.tracing.providers import route_to_provider as route_to_provider
 
 __all__ = [
     "ContentPolicy",
@@ -77,8 +75,6 @@ __all__ = [
     "otlp_traces_endpoint",
     "providers_for",
     "read_message",
-    "release_provider",
-    "route_to_provider",
     "routed_to",
     "set_active_policy",
     "span_destinations",

@@ -206,7 +206,7 @@ def test_agenteval_serve_scores_what_it_receives_and_stops_on_sigterm(tmp_path: 
 
 @pytest.mark.parametrize("args, expected", [
     ((), "--config"),
-    (("--config", "examples/weather_agent.config.json"), "no criterion here scores without a reference"),
+    (("--config", "examples/weather_agent.config.json"), "scores an invocation without one"),
     (("--config", "examples/production_policies.json"), "--export-results"),
 ])
 def test_agenteval_serve_refuses_what_it_cannot_do_with_exit_2(args: tuple[str, ...], expected: str) -> None:
