@@ -6,7 +6,8 @@
     ├── EvalSetLoadError   (also a ValueError) an eval-set file could not be read
     │   └── QuerySetLoadError  a query-set file (JSONL) could not be read
     ├── SimulationLoadError (also a ValueError) a simulation run file (JSONL) could not be read
-    ├── ConfigError        (also a ValueError) an evaluation config is invalid
+    ├── ConfigError        (also a ValueError) an evaluation config is invalid, or a feature
+    │   │                  asked for needs an extra that is not installed (e.g. ``grpc``)
     │   └── GraderError    a grader's template, model configuration or response parser is invalid,
     │                      or its template could not be rendered for an entry
     ├── TraceReadError     (also a ValueError) a trace file or trace source could not be read
@@ -65,7 +66,8 @@ class SimulationLoadError(AgentEvalError, ValueError):
 
 
 class ConfigError(AgentEvalError, ValueError):
-    """An evaluation config is invalid: unknown criterion, unknown field, or a bad value."""
+    """An evaluation config is invalid: unknown criterion, unknown field, or a bad value; or a
+    feature asked for needs an extra that is not installed (the message names it)."""
 
 
 class GraderError(ConfigError):

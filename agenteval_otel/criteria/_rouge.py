@@ -1,18 +1,21 @@
-"""ROUGE-1 F-measure with ``rouge-score`` as the scorer, under two tokenizers.
+"""ROUGE-1 F-measure as ``rouge-score`` computes it, under two tokenizers, with no third-party package.
 
-``rouge1_f`` (``response_match``): the ``rouge-score`` default tokenizer keeps only
-``[a-z0-9]`` and so scores Chinese, Cyrillic or accented text as empty. Ours does what it does on
-ASCII text — lower-case, split on anything that is not a letter or digit, Porter-stem ASCII
-tokens longer than three characters — and keeps letters of every script, splitting ideographic
-scripts (which use no spaces) into single characters.
+``rouge1_f`` (``response_match``): ``rouge-score``'s default tokenizer keeps only ``[a-z0-9]``
+and so scores Chinese, Cyrillic or accented text as empty. Ours does what it does on ASCII text
+— lower-case, split on anything that is not a letter or digit, Porter-stem ASCII tokens longer
+than three characters — and keeps letters of every script, splitting ideographic scripts (which
+use no spaces) into single characters.
 
 ``adk_rouge1_f`` (Google ADK's ``response_match_score``): ADK 2.x's tokenizer, rule for rule —
 NFKC normalisation, then lower case; CJK ideographs, kana and Hangul syllables one token each;
 Thai, Lao, Khmer and Myanmar split before every base character with their combining marks kept
 on it; elsewhere a word is a run of letters, digits and combining marks (so ``U+FE0F`` after an
-emoji is a token of its own); an all-ASCII word is stemmed by ``rouge-score``'s own tokenizer.
+emoji is a token of its own); an all-ASCII word goes through ``rouge-score``'s default tokenizer.
 
-``rouge-score`` (and the NLTK stemmer) load on the first score, not on import.
+Both reproduce ``rouge-score`` 0.1.2 (``RougeScorer(["rouge1"], use_stemmer=True)``) without it:
+its ``DefaultTokenizer`` is ``_rouge_score_tokens``, NLTK's Porter stemmer is ``_porter.stem``
+(rule for rule), and its n-gram count and F-measure are ``_unigram_f``; the test suite compares
+the scores with ``rouge-score``'s when it is installed.
 
 >>> rouge1_f("sunny", "sunny sunny sunny")
 0.5
@@ -29,7 +32,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from functools import cache, lru_cache
-from typing import Any
+
+from agenteval_otel.criteria import _porter
 
 __all__ = ["adk_rouge1_f", "adk_tokens", "rouge1_f"]
 
@@ -38,13 +42,15 @@ _IDEOGRAPHIC = re.compile(
     r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0e7f])"
 )
 _ASCII_WORD = re.compile(r"^[a-z0-9]+$")
+_NOT_ASCII_ALNUM = re.compile(r"[^a-z0-9]+")
+_stem = lru_cache(maxsize=65536)(_porter.stem)
 
 
 class _UnicodeTokenizer:
     """rouge-score's tokenizer interface: ``tokenize(text) -> list[str]``."""
 
     def __init__(self, stem: Callable[[str], str]) -> None:
-        self._stem = lru_cache(maxsize=65536)(stem)
+        self._stem = stem
 
     def tokenize(self, text: str) -> list[str]:
         tokens: list[str] = []
@@ -60,10 +66,18 @@ class _UnicodeTokenizer:
 
 @cache
 def _tokenizer() -> _UnicodeTokenizer:
-    from nltk.stem import porter
+    return _UnicodeTokenizer(_stem)
 
-    stemmer = porter.PorterStemmer()
-    return _UnicodeTokenizer(lambda t: str(stemmer.stem(t)))
+
+def _rouge_score_tokens(text: str) -> list[str]:
+    """``rouge-score``'s ``DefaultTokenizer(use_stemmer=True)``: lower case, every run of
+    characters other than ``[a-z0-9]`` a space, split, tokens longer than three characters stemmed.
+
+    >>> _rouge_score_tokens("The skies were CLEARING, 42°C!")
+    ['the', 'sky', 'were', 'clear', '42', 'c']
+    """
+    tokens = _NOT_ASCII_ALNUM.sub(" ", text.lower()).split()
+    return [_stem(token) if len(token) > 3 else token for token in tokens]
 
 
 def _unigram_f(reference: list[str], candidate: list[str]) -> float:
@@ -81,7 +95,7 @@ def _unigram_f(reference: list[str], candidate: list[str]) -> float:
 def rouge1_f(reference: str, candidate: str) -> float:
     """ROUGE-1 F-measure of ``candidate`` against ``reference``."""
     tokenizer = _tokenizer()
-    return float(_unigram_f(tokenizer.tokenize(reference), tokenizer.tokenize(candidate)))
+    return _unigram_f(tokenizer.tokenize(reference), tokenizer.tokenize(candidate))
 
 
 def _adk_split_alone(code: int) -> bool:
@@ -103,8 +117,8 @@ def _is_mark(char: str) -> bool:
 class _AdkTokenizer:
     """Google ADK 2.x's ROUGE tokenizer (see the module docstring), ``rouge-score``'s interface."""
 
-    def __init__(self, ascii_tokenizer: Any) -> None:
-        self._ascii = ascii_tokenizer
+    def __init__(self, ascii_tokens: Callable[[str], list[str]]) -> None:
+        self._ascii = ascii_tokens
 
     def tokenize(self, text: str) -> list[str]:
         spaced: list[str] = []
@@ -121,7 +135,7 @@ class _AdkTokenizer:
         tokens: list[str] = []
         for word in "".join(spaced).split():
             if word.isascii():
-                tokens += self._ascii.tokenize(word)
+                tokens += self._ascii(word)
             else:
                 tokens.append(word)
         return tokens
@@ -129,16 +143,7 @@ class _AdkTokenizer:
 
 @cache
 def _adk_tokenizer() -> _AdkTokenizer:
-    from rouge_score import tokenizers
-
-    return _AdkTokenizer(tokenizers.DefaultTokenizer(use_stemmer=True))
-
-
-@cache
-def _adk_scorer() -> Any:
-    from rouge_score import rouge_scorer
-
-    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_adk_tokenizer())
+    return _AdkTokenizer(_rouge_score_tokens)
 
 
 def adk_tokens(text: str) -> list[str]:
@@ -152,4 +157,5 @@ def adk_tokens(text: str) -> list[str]:
 
 def adk_rouge1_f(reference: str, candidate: str) -> float:
     """ROUGE-1 F-measure of ``candidate`` against ``reference``, tokenized as Google ADK does."""
-    return float(_adk_scorer().score(reference, candidate)["rouge1"].fmeasure)
+    tokenizer = _adk_tokenizer()
+    return _unigram_f(tokenizer.tokenize(reference), tokenizer.tokenize(candidate))

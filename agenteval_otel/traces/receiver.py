@@ -14,7 +14,8 @@ RESOURCE_EXHAUSTED / UNAVAILABLE with ``RetryInfo``, INVALID_ARGUMENT, INTERNAL)
 
 Memory stays bounded: at most ``max_in_flight`` requests are read at once, none beyond
 ``max_body_bytes`` compressed or decompressed. The HTTP server needs the ``serve`` extra
-(``pip install "agenteval-otel[serve]"``); gRPC uses ``grpcio``, which comes with the exporter.
+(``pip install "agenteval-otel[serve]"``), the gRPC server the ``grpc`` extra (``grpcio``,
+imported only when a ``grpc_port`` is given).
 
 >>> received = []
 >>> receiver = OtlpReceiver(received.extend, http_port=0).start()
@@ -37,18 +38,18 @@ import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import grpc
 import orjson
 from google.protobuf import json_format
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import Message
 from google.rpc.error_details_pb2 import RetryInfo
 from google.rpc.status_pb2 import Status
-from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from agenteval_otel.errors import ConfigError
 from agenteval_otel.traces.otlp_export import (
     Encoding,
     ExportBatch,
@@ -60,12 +61,16 @@ from agenteval_otel.traces.otlp_export import (
 from agenteval_otel.trajectory.logs import LogRecord
 from agenteval_otel.trajectory.spans import SpanRecord
 
+if TYPE_CHECKING:
+    import grpc
+
 __all__ = ["OtlpReceiver", "ReceiverCounters"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
 SERVE_EXTRA_HINT = 'the OTLP/HTTP receiver needs uvicorn: pip install "agenteval-otel[serve]"'
+GRPC_EXTRA_HINT = "the OTLP/gRPC receiver needs the 'grpc' extra: pip install 'agenteval-otel[grpc]'"
 DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024  # the OTLP specification's recommended limit
 _CHUNK = 64 * 1024
 _MEDIA_TYPES: dict[str, Encoding] = {"application/x-protobuf": "proto", "application/json": "json"}
@@ -147,6 +152,8 @@ class OtlpReceiver:
             raise ValueError(f"request_timeout must be positive, got {request_timeout}")
         if http_port is not None:
             _uvicorn()  # fail now, not at start(), when the serve extra is missing
+        if grpc_port is not None:
+            _grpc()  # likewise for the grpc extra (ConfigError)
         self._on_spans = on_spans
         self._on_logs = on_logs
         self._health_of_consumer = health
@@ -425,6 +432,10 @@ class OtlpReceiver:
     # --- OTLP/gRPC -------------------------------------------------------------------------------
 
     def _start_grpc(self, port: int) -> int:
+        grpc = _grpc()
+        from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
         self._grpc_pool = ThreadPoolExecutor(self._workers, thread_name_prefix="otlp-receiver-grpc")
         self._grpc = grpc.server(
             self._grpc_pool,
@@ -465,6 +476,7 @@ class OtlpReceiver:
                 self._release()
         except _Refused as refused:
             self._count(**{refused.counter: 1})
+            grpc = _grpc()
             code = {401: grpc.StatusCode.UNAUTHENTICATED, 429: grpc.StatusCode.RESOURCE_EXHAUSTED,
                     503: grpc.StatusCode.UNAVAILABLE}.get(refused.status, grpc.StatusCode.INTERNAL)
             if refused.retry_after is not None:
@@ -474,7 +486,9 @@ class OtlpReceiver:
         return _export_response(signal, decoded)
 
 
-class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+class _TraceService:
+    """``TraceService``'s servicer: ``Export`` is all ``add_TraceServiceServicer_to_server`` reads."""
+
     def __init__(self, receiver: OtlpReceiver) -> None:
         self._receiver = receiver
 
@@ -482,7 +496,9 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         return self._receiver._grpc_export("traces", lambda: trace_batch_from_message(request), context)
 
 
-class _LogsService(logs_service_pb2_grpc.LogsServiceServicer):
+class _LogsService:
+    """``LogsService``'s servicer, likewise."""
+
     def __init__(self, receiver: OtlpReceiver) -> None:
         self._receiver = receiver
 
@@ -500,6 +516,15 @@ def _uvicorn() -> Any:
     except ImportError:
         raise ImportError(SERVE_EXTRA_HINT) from None
     return uvicorn
+
+
+def _grpc() -> Any:
+    """``grpc``, imported when the gRPC server is asked for; ``ConfigError`` naming the extra without it."""
+    try:
+        import grpc
+    except ImportError as exc:
+        raise ConfigError(GRPC_EXTRA_HINT) from exc
+    return grpc
 
 
 def _gunzip(body: bytes, limit: int) -> bytes:

@@ -5,11 +5,13 @@ Where spans go, in this order:
 1. ``exporter=``: that exporter only.
 2. ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT`` set: OTLP, over
    http/protobuf, or gRPC when ``OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=grpc``; the exporter reads
-   the other standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, ...) itself.
-3. Otherwise, or when ``traces_file=`` is given: an OTLP/JSON-lines file (the Collector's file
-   format, written by ``OtlpJsonFileExporter``) that ``agenteval_otel.traces`` reads back:
-   ``traces_file``, else ``$AGENTEVAL_TRACES_FILE``, else ``agenteval-traces.jsonl`` in the
-   current directory.
+   the other standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, ...) itself. gRPC
+   needs the ``grpc`` extra: without it the error is logged, naming the extra, and spans go to
+   the file of 3.
+3. Otherwise (the OTLP exporter could not be created included), or when ``traces_file=`` is
+   given: an OTLP/JSON-lines file (the Collector's file format, written by
+   ``OtlpJsonFileExporter``) that ``agenteval_otel.traces`` reads back: ``traces_file``, else
+   ``$AGENTEVAL_TRACES_FILE``, else ``agenteval-traces.jsonl`` in the current directory.
 
 ``OTEL_TRACES_EXPORTER=none`` turns export off. Each exporter runs behind a
 ``BatchSpanProcessor``; every processor is isolated so that one that raises never reaches the
@@ -35,13 +37,14 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import importlib
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from opentelemetry import _logs, trace
 from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
@@ -67,6 +70,7 @@ _logger.addHandler(logging.NullHandler())
 TRACES_FILE_ENV: Final = "AGENTEVAL_TRACES_FILE"
 DEFAULT_TRACES_FILE: Final = "agenteval-traces.jsonl"
 EXIT_TIMEOUT_SECONDS: Final = 5.0
+GRPC_EXTRA_HINT: Final = "OTLP over gRPC needs the 'grpc' extra: pip install 'agenteval-otel[grpc]'"
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 
 
@@ -194,11 +198,22 @@ def _protocol(signal: str) -> str:
     return protocol
 
 
+def _grpc_exporter_module(name: str) -> Any:
+    """``opentelemetry.exporter.otlp.proto.grpc.<name>``; a ``ConfigError`` naming the extra when
+    it (or grpcio) is not installed."""
+    try:
+        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{name}")
+    except ImportError as exc:
+        from agenteval_otel.errors import ConfigError  # loaded only to raise: capture stays light
+
+        raise ConfigError(GRPC_EXTRA_HINT) from exc
+
+
 def _otlp_span_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bool | None = None) -> SpanExporter:
     if grpc:
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
-
-        return GrpcExporter(endpoint=endpoint, insecure=insecure)
+        exporter: SpanExporter = _grpc_exporter_module("trace_exporter").OTLPSpanExporter(
+            endpoint=endpoint, insecure=insecure)
+        return exporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
     return HttpExporter(endpoint=endpoint)
@@ -206,9 +221,9 @@ def _otlp_span_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bo
 
 def _otlp_log_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bool | None = None) -> LogRecordExporter:
     if grpc:
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
-
-        return GrpcLogExporter(endpoint=endpoint, insecure=insecure)
+        exporter: LogRecordExporter = _grpc_exporter_module("_log_exporter").OTLPLogExporter(
+            endpoint=endpoint, insecure=insecure)
+        return exporter
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
 
     return HttpLogExporter(endpoint=endpoint)
@@ -233,6 +248,17 @@ def _otlp_log_exporter_from_env() -> LogRecordExporter | None:
     if not grpc and traces.rstrip("/").endswith("/v1/traces"):
         traces = traces.rstrip("/")[: -len("/v1/traces")] + "/v1/logs"
     return _otlp_log_exporter(traces, grpc=grpc)
+
+
+def _log_failure(what: str, exc: Exception, consequence: str) -> None:
+    """Log an exporter that could not be made: a missing extra in one line, anything else with
+    its traceback. Set-up goes on without it."""
+    from agenteval_otel.errors import ConfigError  # loaded only when something failed: capture stays light
+
+    if isinstance(exc, ConfigError):
+        _logger.error("%s: %s; %s", what, exc, consequence)
+    else:
+        _logger.error("%s; %s", what, consequence, exc_info=exc)
 
 
 def _file_exporter(path: Path) -> SpanExporter | None:
@@ -263,8 +289,8 @@ def _exporters(
     if defaults:
         try:
             otlp = _otlp_exporter()
-        except Exception:
-            _logger.error("cannot create the OTLP exporter; spans will not be sent", exc_info=True)
+        except Exception as exc:
+            _log_failure("cannot create the OTLP exporter", exc, "spans will not be sent")
         if otlp is not None:
             exporters.append(otlp)
     if traces_file is None and not (defaults and otlp is None):
@@ -286,8 +312,8 @@ def _log_exporters(exporters: Sequence[SpanExporter], traces_file: Path | None,
     if any(not isinstance(e, OtlpJsonFileExporter) for e in exporters):
         try:
             otlp = _otlp_log_exporter_from_env()
-        except Exception:
-            _logger.error("cannot create the OTLP log exporter; log records will not be sent", exc_info=True)
+        except Exception as exc:
+            _log_failure("cannot create the OTLP log exporter", exc, "log records will not be sent")
             otlp = None
         if otlp is not None:
             found.append(otlp)
@@ -425,7 +451,8 @@ def providers_for(target: str | os.PathLike[str], *, service_name: str = "agente
     and log records to the log file beside it (:func:`logs_file_for`). Neither becomes global nor
     receives our decorators' spans; the handle's ``shutdown`` flushes both within one deadline.
 
-    Raises ``OSError`` when the file cannot be opened for appending.
+    Raises ``OSError`` when the file cannot be opened for appending, ``ConfigError`` when the
+    target is OTLP over gRPC and the ``grpc`` extra is not installed.
 
     >>> handle = providers_for("/tmp/agenteval-doctest-results.jsonl")
     >>> handle.logs_file.name
