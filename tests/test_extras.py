@@ -11,8 +11,9 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-NOT_CORE = ("grpc", "nltk", "rouge_score", "numpy", "wrapt")
+NOT_CORE = ("grpc", "nltk", "rouge_score", "numpy", "wrapt", "requests", "opentelemetry.exporter.otlp.proto.http")
 GRPC_HINT = "needs the 'grpc' extra: pip install 'agenteval-otel[grpc]'"
+OTLP_HINT = "needs the 'otlp' extra: pip install 'agenteval-otel[otlp]'"
 
 
 def _without(modules: tuple[str, ...], code: str, cwd: Path,
@@ -58,6 +59,24 @@ def test_configure_logs_the_missing_grpc_extra_and_writes_the_file(tmp_path: Pat
     assert f"cannot create the OTLP exporter: OTLP over gRPC {GRPC_HINT}; spans will not be sent" in done.stderr
     assert "Traceback" not in done.stderr
     assert done.stdout.strip() == "agenteval-traces.jsonl"
+    assert "execute_tool ping" in (tmp_path / "agenteval-traces.jsonl").read_text(encoding="utf-8")
+
+
+def test_configure_logs_the_missing_otlp_extra_and_writes_the_file(tmp_path: Path) -> None:
+    done = _without(("opentelemetry.exporter.otlp.proto.http",), (
+        "import logging\nlogging.basicConfig(level=logging.ERROR, format='%(message)s')\n"
+        "from agenteval_otel import configure, tool\n"
+        "from agenteval_otel.errors import ConfigError\n"
+        "from agenteval_otel.tracing import providers_for\n"
+        "handle = configure('svc', set_global=False)\n"
+        "@tool\ndef ping(x): return x\nping(1)\nassert handle.shutdown(5)\n"
+        "print(handle.traces_file)\n"
+        "try:\n    providers_for('http://127.0.0.1:4318')\nexcept ConfigError as exc:\n    print(exc)\n"), tmp_path,
+        env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"})
+    assert done.returncode == 0, done.stderr
+    assert f"cannot create the OTLP exporter: OTLP over HTTP {OTLP_HINT}; spans will not be sent" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip().splitlines() == ["agenteval-traces.jsonl", f"OTLP over HTTP {OTLP_HINT}"]
     assert "execute_tool ping" in (tmp_path / "agenteval-traces.jsonl").read_text(encoding="utf-8")
 
 

@@ -71,6 +71,7 @@ TRACES_FILE_ENV: Final = "AGENTEVAL_TRACES_FILE"
 DEFAULT_TRACES_FILE: Final = "agenteval-traces.jsonl"
 EXIT_TIMEOUT_SECONDS: Final = 5.0
 GRPC_EXTRA_HINT: Final = "OTLP over gRPC needs the 'grpc' extra: pip install 'agenteval-otel[grpc]'"
+HTTP_EXTRA_HINT: Final = "OTLP over HTTP needs the 'otlp' extra: pip install 'agenteval-otel[otlp]'"
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 
 
@@ -198,35 +199,29 @@ def _protocol(signal: str) -> str:
     return protocol
 
 
-def _grpc_exporter_module(name: str) -> Any:
-    """``opentelemetry.exporter.otlp.proto.grpc.<name>``; a ``ConfigError`` naming the extra when
-    it (or grpcio) is not installed."""
+def _exporter_module(protocol: str, name: str) -> Any:
+    """``opentelemetry.exporter.otlp.proto.<protocol>.<name>`` (``grpc`` or ``http``); a
+    ``ConfigError`` naming the extra when it is not installed."""
     try:
-        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{name}")
+        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.{protocol}.{name}")
     except ImportError as exc:
         from agenteval_otel.errors import ConfigError  # loaded only to raise: capture stays light
 
-        raise ConfigError(GRPC_EXTRA_HINT) from exc
+        raise ConfigError(GRPC_EXTRA_HINT if protocol == "grpc" else HTTP_EXTRA_HINT) from exc
 
 
 def _otlp_span_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bool | None = None) -> SpanExporter:
-    if grpc:
-        exporter: SpanExporter = _grpc_exporter_module("trace_exporter").OTLPSpanExporter(
-            endpoint=endpoint, insecure=insecure)
-        return exporter
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
-
-    return HttpExporter(endpoint=endpoint)
+    module = _exporter_module("grpc" if grpc else "http", "trace_exporter")
+    exporter: SpanExporter = (module.OTLPSpanExporter(endpoint=endpoint, insecure=insecure) if grpc
+                              else module.OTLPSpanExporter(endpoint=endpoint))
+    return exporter
 
 
 def _otlp_log_exporter(endpoint: str | None = None, *, grpc: bool, insecure: bool | None = None) -> LogRecordExporter:
-    if grpc:
-        exporter: LogRecordExporter = _grpc_exporter_module("_log_exporter").OTLPLogExporter(
-            endpoint=endpoint, insecure=insecure)
-        return exporter
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
-
-    return HttpLogExporter(endpoint=endpoint)
+    module = _exporter_module("grpc" if grpc else "http", "_log_exporter")
+    exporter: LogRecordExporter = (module.OTLPLogExporter(endpoint=endpoint, insecure=insecure) if grpc
+                                   else module.OTLPLogExporter(endpoint=endpoint))
+    return exporter
 
 
 def _otlp_exporter() -> SpanExporter | None:
