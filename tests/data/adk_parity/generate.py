@@ -10,7 +10,7 @@ google-adk is never a dependency of agenteval-otel: run this in a virtual enviro
     /tmp/adkvenv/bin/pip install google-adk==2.13.0 rouge-score
     /tmp/adkvenv/bin/python tests/data/adk_parity/generate.py [SHARED_EVALSETS_DIR]
 
-``tests/evaluation/criteria/test_adk_parity.py`` scores the same inputs with our criteria.
+``tests/criteria/test_adk_parity.py`` scores the same inputs with our criteria.
 """
 
 from __future__ import annotations
