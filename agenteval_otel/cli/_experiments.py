@@ -7,7 +7,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agenteval_otel.cli._args import non_negative_int, positive_float, positive_int, significance
+from agenteval_otel.cli._args import (
+    non_negative_int,
+    number,
+    positive_float,
+    positive_int,
+    significance,
+    whole_number,
+)
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.errors import ConfigError
 
@@ -146,7 +153,7 @@ def add_commands(commands: Any) -> None:
                         help="where the experiment goes: one graded record per line, then a summary line")
     graded.add_argument("--concurrency", type=positive_int, default=4, metavar="N",
                         help="records graded at once (4)")
-    graded.add_argument("--threshold", type=float, default=0.5, metavar="T",
+    graded.add_argument("--threshold", type=number, default=0.5, metavar="T",
                         help="with --grader: the score a metric must reach to pass (0.5)")
     graded.add_argument("--quiet", action="store_true", help="print nothing but errors")
     graded.set_defaults(handler=run_experiment)
@@ -156,7 +163,7 @@ def add_commands(commands: Any) -> None:
     compared.add_argument("--report", metavar="FILE", help="write the comparison as JSON")
     compared.add_argument("--resamples", type=positive_int, default=2000, metavar="N",
                           help="bootstrap resamples for the confidence interval (2000)")
-    compared.add_argument("--seed", type=int, default=0, help="the bootstrap's random seed (0)")
+    compared.add_argument("--seed", type=whole_number, default=0, help="the bootstrap's random seed (0)")
     compared.add_argument("--alpha", type=significance, default=0.05,
                           help="significance level of the paired test (0.05); a metric significantly lower "
                                "in B exits 1")
