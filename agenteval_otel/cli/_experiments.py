@@ -16,6 +16,7 @@ from agenteval_otel.cli._args import (
     whole_number,
 )
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.cli._inputs import load_criteria_modules
 from agenteval_otel.errors import ConfigError
 
 __all__ = ["add_commands"]
@@ -60,14 +61,13 @@ def run_experiment(args: argparse.Namespace) -> int:
     """Grade a simulation run with a grader directory or eval criteria; write the experiment."""
     from rich.console import Console
 
-    from agenteval_otel.criteria import EvalConfig, load_criteria_module
+    from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evaluation import run_sync
     from agenteval_otel.experiments import SimulationRecord, arun_experiment
     from agenteval_otel.experiments.graders import load_grader_dir
     from agenteval_otel.reports import experiment_table
 
-    for module in args.criteria_module or ():
-        load_criteria_module(module)
+    load_criteria_modules(args)
     config = EvalConfig.load(args.config) if args.config else None
     grader = load_grader_dir(args.grader) if args.grader else None
     records = SimulationRecord.load_jsonl(args.run)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_otel.cli._args import duration, positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.errors import ConfigError, mask_url
 
 if TYPE_CHECKING:
@@ -30,13 +31,12 @@ _log = logging.getLogger("agenteval_otel.cli")
 
 def run(args: argparse.Namespace) -> int:
     """Run an agent over an eval set, trace every turn, and score the cases."""
+    from agenteval_otel.evalsets import EvalSet
     from agenteval_otel.evaluation import LiveRunner, load_agent, run_sync
     from agenteval_otel.tracing import configure, span_destinations
 
-    eval_set, config = _inputs(args)
-    if eval_set is None:
-        raise ConfigError("agenteval run needs an eval set")
-    runner = LiveRunner(load_agent(args.agent), config, concurrency=args.concurrency,
+    eval_set = EvalSet.load(args.evalset)
+    runner = LiveRunner(load_agent(args.agent), criteria_config(args, eval_set), concurrency=args.concurrency,
                         timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
     total = _selected_or_error(runner, eval_set, args)
     files = _report_files(args)
@@ -60,7 +60,8 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     criteria that need no eval set."""
     from agenteval_otel.evaluation import aevaluate_traces, run_sync
 
-    eval_set, config = _inputs(args)
+    eval_set = load_eval_set(args.evalset)
+    config = criteria_config(args, eval_set)
     source = _trace_source(args)
     files = _report_files(args)
     run_id = eval_set.eval_set_id if eval_set is not None else _traces_id(args)
@@ -96,24 +97,6 @@ def _trace_source(args: argparse.Namespace) -> TraceSource:
     except ValueError as exc:  # its message shows the URL with credentials masked
         raise ConfigError(f"--jaeger: {exc}") from None
     return JaegerSource(client, args.service, lookback=args.lookback, limit=args.limit)
-
-
-def _inputs(args: argparse.Namespace) -> tuple[EvalSet | None, EvalConfig]:
-    """The eval set (``None`` when none is named) and the config named on the command line
-    (without one, the default criteria for the eval set: Google ADK's for an ADK file), after
-    importing the ``--criteria-module``s the config may name."""
-    from agenteval_otel.criteria import EvalConfig, load_criteria_module
-    from agenteval_otel.evalsets import EvalSet
-
-    for module in args.criteria_module or ():
-        load_criteria_module(module)
-    eval_set = EvalSet.load(args.evalset) if args.evalset is not None else None
-    if args.config:
-        return eval_set, EvalConfig.load(args.config)
-    if eval_set is None:
-        raise ConfigError("without an eval set, give the criteria to score every invocation with: "
-                          "--config FILE (policies such as max_tool_calls, forbidden_tools, no_tool_errors)")
-    return eval_set, EvalConfig.default_for(eval_set)
 
 
 def _report_files(args: argparse.Namespace) -> list[ReportFile]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from agenteval_otel.cli._args import fraction, port, positive_float
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.errors import ConfigError, mask_url
 
 __all__ = ["add_commands"]
@@ -19,19 +20,12 @@ def serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from agenteval_otel.criteria import EvalConfig, load_criteria_module, require_reference_free
-    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.criteria import require_reference_free
     from agenteval_otel.evaluation import EvaluationWorker
     from agenteval_otel.tracing import otlp_traces_endpoint
 
-    for module in args.criteria_module or ():
-        load_criteria_module(module)
-    eval_set = EvalSet.load(args.evalset) if args.evalset else None
-    config = EvalConfig.load(args.config) if args.config else EvalConfig.default_for(eval_set) \
-        if eval_set is not None else None
-    if config is None:
-        raise ConfigError("give the criteria to score with: --config FILE (e.g. policies, see "
-                          "examples/production_policies.json)")
+    eval_set = load_eval_set(args.evalset)
+    config = criteria_config(args, eval_set)
     if eval_set is None:
         require_reference_free(config, where=f"{args.config}: ")
     token = args.token or os.environ.get("AGENTEVAL_SERVE_TOKEN") or None
