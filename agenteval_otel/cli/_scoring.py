@@ -18,7 +18,7 @@ from agenteval_otel.errors import ConfigError, mask_url
 if TYPE_CHECKING:
     from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evalsets import EvalSet
-    from agenteval_otel.evaluation import TraceSource
+    from agenteval_otel.evaluation import LiveRunner, TraceSource
     from agenteval_otel.reports import ReportFile
     from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
 
@@ -168,7 +168,7 @@ def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[
             _log.warning("not every verdict could be exported to %s within %g s", shown, EXPORT_TIMEOUT_S)
 
 
-def _selected_or_error(runner: Any, eval_set: EvalSet, args: argparse.Namespace) -> int:
+def _selected_or_error(runner: LiveRunner, eval_set: EvalSet, args: argparse.Namespace) -> int:
     """How many cases the run has; ``ConfigError`` listing the tags there are when ``--tags``
     matches none."""
     total = len(runner.selected(eval_set))
