@@ -38,6 +38,7 @@ __all__ = [
     "JudgeError",
     "JudgeNotConfiguredError",
     "JudgeOutputError",
+    "SECRET_PATTERNS",
     "JudgeTimeoutError",
     "JudgeUnavailableError",
     "QuerySetLoadError",
@@ -46,6 +47,7 @@ __all__ = [
     "UserSimulatorError",
     "mask_url",
     "mask_url_in",
+    "redact_secrets",
 ]
 
 
@@ -166,3 +168,72 @@ def mask_url_in(text: str, url: str) -> str:
     for secret in {password, urllib.parse.unquote(password)} if password else ():
         text = text.replace(secret, _MASK)
     return text
+
+
+SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),  # OpenAI, Anthropic and compatible API keys
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{8,}"),  # an Authorization header's credentials
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),  # Google API keys
+    re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{20,}"),  # GitHub tokens
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),  # Slack tokens
+)
+"""Shapes of credentials masked in every text we write, whatever produced it."""
+_MIN_FRAGMENT = 8
+
+
+def redact_secrets(text: str, secrets: tuple[str | None, ...] | list[str | None] = ()) -> str:
+    """``text`` with credential-shaped strings (:data:`SECRET_PATTERNS`) and each of ``secrets``
+    masked as ``***``, including any part of a secret of 8 or more characters (a server that
+    echoes a key in part). Never raises.
+
+    >>> redact_secrets("401: Incorrect API key provided: sk-proj-abcdefgh12345678")
+    '401: Incorrect API key provided: ***'
+    >>> redact_secrets("key ending in wxyz-0123456789 refused", ["abcdefghijklmnopqrstuvwxyz-0123456789"])
+    'key ending in *** refused'
+    >>> redact_secrets("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30")
+    'Authorization: ***'
+    """
+    try:
+        for secret in secrets:
+            if secret and len(secret) >= 4:
+                text = _mask_fragments(text, secret)
+        for pattern in SECRET_PATTERNS:
+            text = pattern.sub(_MASK, text)
+        return text
+    except Exception:  # noqa: BLE001 - redaction must never fail the message it cleans
+        return _MASK
+
+
+def _mask_fragments(text: str, secret: str) -> str:
+    """``text`` with ``secret`` masked, and every run of 8 or more of its characters in order."""
+    text = text.replace(secret, _MASK)
+    width = min(_MIN_FRAGMENT, len(secret))
+    if len(text) < width:
+        return text
+    spans: list[tuple[int, int]] = []
+    for start in range(len(secret) - width + 1):
+        window = secret[start:start + width]
+        found = text.find(window)
+        while found != -1:
+            end, offset = found + width, start + width  # extend the match as far as it goes
+            while end < len(text) and offset < len(secret) and text[end] == secret[offset]:
+                end, offset = end + 1, offset + 1
+            spans.append((found, end))
+            found = text.find(window, found + 1)
+    if not spans:
+        return text
+    spans.sort()
+    merged: list[list[int]] = []
+    for begin, end in spans:
+        if merged and begin <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([begin, end])
+    out, last = [], 0
+    for begin, end in merged:
+        out.append(text[last:begin])
+        out.append(_MASK)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
