@@ -31,6 +31,7 @@ from agenteval_otel.traces._json_shapes import item_at, json_type, list_at, obje
 from agenteval_otel.traces._jsonfile import JsonFormat, read_json_trace_file
 from agenteval_otel.traces.trace_file import OnBadItem, TraceFile
 from agenteval_otel.trajectory.spans import (
+    REMOTE_PARENT_FLAGS,
     SPAN_KINDS,
     SpanEvent,
     SpanLink,
@@ -193,6 +194,7 @@ def _span(
         trace_id=trace_id,
         span_id=span_id,
         parent_id=_id(_get(span, "parentSpanId", "parent_span_id"), f"{path}.parentSpanId", trace=False),
+        parent_is_remote=_remote_parent(span.get("flags")),
         name=str(span.get("name", "")),
         kind=_kind(span.get("kind"), f"{path}.kind"),
         start_ns=start,
@@ -205,6 +207,11 @@ def _span(
         scope_version=scope_version,
         links=links,
     )
+
+
+def _remote_parent(flags: Any) -> bool:
+    """Whether OTLP span ``flags`` say the parent is remote (both bits 8 and 9 set)."""
+    return type(flags) is int and flags & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS
 
 
 def _event(event: Mapping[str, Any], path: str) -> SpanEvent:

@@ -21,6 +21,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces.trace_file import OnBadItem, SkipFunction, TraceFile
 from agenteval_otel.trajectory.spans import (
+    REMOTE_PARENT_FLAGS,
     SPAN_KINDS,
     SpanEvent,
     SpanLink,
@@ -70,6 +71,7 @@ def record_from_span(
         trace_id=trace_id,
         span_id=span_id,
         parent_id=normalize_span_id(span.parent_span_id),
+        parent_is_remote=span.flags & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS,
         name=span.name,
         kind=SPAN_KINDS[span.kind] if 0 <= span.kind < len(SPAN_KINDS) else "unspecified",
         start_ns=span.start_time_unix_nano,
@@ -80,7 +82,7 @@ def record_from_span(
             _STATUS[span.status.code] if 0 <= span.status.code < len(_STATUS) else "unset",
             span.status.message or None,
         ),
-        resource=dict(resource or {}),
+        resource=resource if resource is not None else {},  # shared by the spans of one resource
         scope_name=scope_name or None,
         scope_version=scope_version or None,
         links=tuple(

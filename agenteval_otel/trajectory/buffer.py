@@ -7,8 +7,9 @@ and whether it is the trace's (local) root; the buffer never looks inside a span
 
 A trace is handed out as a ``BufferedTrace``:
 
-- ``"complete"``: its root has arrived and ``linger`` further spans of other traces have passed
-  without one of its own (``linger=0``: as soon as the root arrives);
+- ``"complete"``: its root has arrived, ``linger`` further spans of other traces have passed
+  without one of its own (``linger=0``: as soon as the root arrives) and, with ``settle_s``, no
+  span of it has arrived for that long (spans that come late, or out of order, still join it);
 - ``"expired"``: it has been open longer than ``ttl_s`` (off by default);
 - ``"evicted"``: more than ``max_open_traces`` were open (rootless traces go first, each kind
   longest-quiet first);
@@ -76,14 +77,17 @@ class _Open(Generic[T]):
     opened: float
     last: int
     has_root: bool = False
+    quiet_since: float = 0.0
 
 
 class TraceBuffer(Generic[T]):
     """Groups spans into traces; ``add`` and ``flush`` hand out the traces that are done.
 
     ``linger``: how many spans of other traces must pass after a rooted trace's latest span
-    before it is complete. ``ttl_s``: hand a trace out as expired once it has been open that long
-    (``None``: never); ``clock`` is the monotonic clock it is measured with.
+    before it is complete; ``settle_s``: how long a rooted trace must have been quiet (no span of
+    its own arriving) before it is complete (``None``: no wait). ``ttl_s``: hand a trace out as
+    expired once it has been open that long (``None``: never); ``clock`` is the monotonic clock
+    both are measured with.
     ``max_open_traces`` and ``max_spans_per_trace`` (``None``: unbounded) bound memory.
     """
 
@@ -92,6 +96,7 @@ class TraceBuffer(Generic[T]):
         *,
         linger: int = 0,
         ttl_s: float | None = None,
+        settle_s: float | None = None,
         max_open_traces: int = 10_000,
         max_spans_per_trace: int | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -100,6 +105,8 @@ class TraceBuffer(Generic[T]):
             raise ValueError("linger must be >= 0, max_open_traces and max_spans_per_trace >= 1")
         if ttl_s is not None and ttl_s <= 0:
             raise ValueError(f"ttl_s must be positive or None, got {ttl_s!r}")
+        if settle_s is not None and settle_s < 0:
+            raise ValueError(f"settle_s must be zero or more, or None, got {settle_s!r}")
         self.linger = linger
         self.ttl_s = ttl_s
         self.max_open_traces = max_open_traces
@@ -107,6 +114,9 @@ class TraceBuffer(Generic[T]):
         self._max_spans = sys.maxsize if max_spans_per_trace is None else max_spans_per_trace
         self._clock = clock
         self._ttl = 0.0 if ttl_s is None else ttl_s
+        self.settle_s = settle_s
+        self._settle = settle_s or 0.0
+        self._timed = ttl_s is not None or self._settle > 0
         # Rooted and rootless traces, each longest-quiet first; with a TTL also all, oldest first.
         self._rooted: OrderedDict[Hashable, _Open[T]] = OrderedDict()
         self._rootless: OrderedDict[Hashable, _Open[T]] = OrderedDict()
@@ -128,13 +138,12 @@ class TraceBuffer(Generic[T]):
         """
         done: list[BufferedTrace[T]] = []
         by_age = self._by_age
-        if by_age is None:
+        if not self._timed:
             now = 0.0
-        else:
-            if now is None:
-                now = self._clock()
-            if by_age and next(iter(by_age.values())).opened <= now - self._ttl:
-                self._expire(done, now)
+        elif now is None:
+            now = self._clock()
+        if by_age and next(iter(by_age.values())).opened <= now - self._ttl:
+            self._expire(done, now)
         self._seen = seen = self._seen + 1
         rooted = self._rooted
         trace = rooted.get(trace_id)
@@ -144,7 +153,7 @@ class TraceBuffer(Generic[T]):
             rootless = self._rootless
             trace = rootless.get(trace_id)
             if trace is None:
-                trace = _Open(trace_id, [], now, seen, is_root)
+                trace = _Open(trace_id, [], now, seen, is_root, now)
                 (rooted if is_root else rootless)[trace_id] = trace
                 if by_age is not None:
                     by_age[trace_id] = trace
@@ -155,26 +164,35 @@ class TraceBuffer(Generic[T]):
             else:
                 rootless.move_to_end(trace_id)
         trace.last = seen
+        trace.quiet_since = now
         if len(trace.items) < self._max_spans:
             trace.items.append(item)
         else:
             self.dropped_spans += 1
-        while rooted:
-            oldest = next(iter(rooted.values()))
-            if seen - oldest.last < self.linger:
-                break
-            done.append(self._hand_out(oldest, "complete"))
+        self._complete(done, seen, now)
         if len(rooted) + len(self._rootless) > self.max_open_traces:
             self._evict(done)
         return done
 
     def expire(self) -> list[BufferedTrace[T]]:
-        """Hand out the traces open longer than ``ttl_s`` (``add`` does this too); call it from a
-        timer when spans may stop arriving."""
+        """Hand out the rooted traces quiet for ``settle_s`` and the traces open longer than
+        ``ttl_s`` (``add`` does this too); call it from a timer when spans may stop arriving."""
         done: list[BufferedTrace[T]] = []
-        if self._by_age:
-            self._expire(done, self._clock())
+        if self._timed:
+            now = self._clock()
+            self._complete(done, self._seen, now)
+            if self._by_age:
+                self._expire(done, now)
         return done
+
+    def _complete(self, done: list[BufferedTrace[T]], seen: int, now: float) -> None:
+        """Hand out the rooted traces that are done (longest-quiet first)."""
+        rooted, settled = self._rooted, now - self._settle
+        while rooted:
+            oldest = next(iter(rooted.values()))
+            if seen - oldest.last < self.linger or oldest.quiet_since > settled:
+                return
+            done.append(self._hand_out(oldest, "complete"))
 
     def flush(self) -> list[BufferedTrace[T]]:
         """Hand out every open trace (at the end of a stream): rooted ones first, longest-quiet

@@ -49,13 +49,15 @@ from agenteval_otel.trajectory.logs import LogRecord, attach_logs
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.trajectory import Trajectory
 
-__all__ = ["TrajectoryCallback", "TrajectoryProcessor"]
+__all__ = ["TraceDoneCallback", "TrajectoryCallback", "TrajectoryProcessor"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
 TrajectoryCallback = Callable[[Trajectory], object]
 """Called (on the processor's delivery thread) with each finished trajectory; what it returns is ignored."""
+TraceDoneCallback = Callable[[str], object]
+"""Called with a fed trace's hex id once the processor is done with its spans (delivered or dropped)."""
 
 DEFAULT_TIMEOUT_MILLIS = 30000
 _CHUNK = 32
@@ -64,7 +66,8 @@ _COUNTED = " (further drops are counted, not logged)"
 
 
 def _is_root_record(record: SpanRecord) -> bool:
-    return record.parent_id is None
+    """Whether a fed span is the local root of its invocation: no parent, or a remote one."""
+    return record.parent_id is None or record.parent_is_remote
 
 
 def _deadline(timeout_millis: int | None) -> float:
@@ -85,6 +88,13 @@ class TrajectoryProcessor(SpanProcessor):
     passed on unless ``skip_empty=False`` (a live evaluation waiting for each of its traces, even
     one recorded with content capture off, passes that). ``clock`` is the monotonic clock used for
     the time-to-live; ``readers`` the convention readers (default: the installed ones, then ours).
+
+    For fed spans (:meth:`feed`), which may arrive in any order: a trace is complete once a root
+    (a span with no parent, or a remote one) has arrived **and** no span of it has arrived for
+    ``settle_s`` seconds; a trace whose root never comes is assembled at ``trace_ttl_s`` from the
+    spans that did (a span whose parent is absent roots its invocation); spans of a trace already
+    assembled are dropped and counted (``late_spans``). ``on_trace_done`` is called with a fed
+    trace's hex id once the processor is done with it, delivered or dropped.
     """
 
     def __init__(
@@ -100,11 +110,18 @@ class TrajectoryProcessor(SpanProcessor):
         clock: Callable[[], float] = time.monotonic,
         skip_empty: bool = True,
         readers: Sequence[Reader] | None = None,
+        settle_s: float = 0.0,
+        on_trace_done: TraceDoneCallback | None = None,
     ) -> None:
         if group not in ("invocation", "trace"):
             raise ValueError(f"group must be 'invocation' or 'trace', got {group!r}")
         if min(max_open_traces, max_spans_per_trace, max_queued_traces, max_pending_spans) < 1 or trace_ttl_s <= 0:
             raise ValueError("bounds must be at least 1 and trace_ttl_s positive")
+        if settle_s < 0:
+            raise ValueError(f"settle_s must be zero or more, got {settle_s!r}")
+        self._settle = settle_s
+        self._trace_done = on_trace_done
+        self.late_spans = 0
         self._callbacks: tuple[TrajectoryCallback, ...] = tuple(callbacks)
         self._readers = None if readers is None else tuple(readers)
         self._split = group == "invocation"
@@ -124,6 +141,7 @@ class TrajectoryProcessor(SpanProcessor):
         self._buffer: TraceBuffer[ReadableSpan | SpanRecord] = TraceBuffer(
             linger=0,
             ttl_s=trace_ttl_s,
+            settle_s=settle_s,
             max_open_traces=max_open_traces,
             max_spans_per_trace=max_spans_per_trace,
             clock=clock,
@@ -209,7 +227,7 @@ class TrajectoryProcessor(SpanProcessor):
             if not all(type(record) is SpanRecord for record in batch):
                 raise TypeError("feed takes SpanRecords")
             intake = self._intake
-            roots = sum(1 for record in batch if record.parent_id is None)
+            roots = sum(1 for record in batch if _is_root_record(record))
             with self._refused_lock:  # traces waiting to be assembled: queued, and on their way
                 waiting = len(self._queue) + self._fed_roots
                 taken = (not self._closed and len(intake) + len(batch) <= self._max_pending
@@ -302,7 +320,7 @@ class TrajectoryProcessor(SpanProcessor):
 
     def _take_in(self) -> None:
         intake, wake = self._intake, self._wake
-        poll = min(self._ttl, 1.0)
+        poll = min(self._ttl, 1.0, self._settle / 4 if self._settle else 1.0)
         while True:
             with self._lock:
                 closed = self._closed
@@ -327,8 +345,10 @@ class TrajectoryProcessor(SpanProcessor):
         intake, buffer = self._intake, self._buffer
         if self._closed:  # ended as shutdown began: dropped like any later span
             while intake:
-                intake.popleft()
+                span, _ = intake.popleft()
                 self._drop_spans(1, "closed", "a span ended after TrajectoryProcessor.shutdown was dropped")
+                if isinstance(span, SpanRecord):
+                    self._done(span.trace_id)
             return
         count = len(intake) if limit is None else min(limit, len(intake))
         for _ in range(count):
@@ -339,10 +359,14 @@ class TrajectoryProcessor(SpanProcessor):
                     continue
                 refused = buffer.dropped_spans
                 if isinstance(span, SpanRecord):  # fed: keyed by its hex trace id
-                    if span.parent_id is None:
+                    is_root = _is_root_record(span)
+                    if is_root:
                         with self._refused_lock:
                             self._fed_roots -= 1
-                    handed_out = buffer.add(span.trace_id, span, is_root=span.parent_id is None, now=ended)
+                    if span.trace_id in self._delivered_traces:
+                        self._late_span(span.trace_id)
+                        continue
+                    handed_out = buffer.add(span.trace_id, span, is_root=is_root, now=ended)
                 else:
                     context = span.get_span_context()
                     if context is None:
@@ -363,10 +387,24 @@ class TrajectoryProcessor(SpanProcessor):
             for trace in handed_out:
                 self._hand_over(trace)
 
+    def _late_span(self, trace_id: str) -> None:
+        """A fed span of a trace already assembled: dropped, counted."""
+        self.late_spans += 1
+        self._dropped_spans += 1
+        self._warn_once("late", "a span arrived after its trace was assembled (raise settle_s?); dropped" + _COUNTED)
+        self._done(trace_id)
+
+    def _done(self, trace_id: object) -> None:
+        if self._trace_done is not None and isinstance(trace_id, str):
+            try:
+                self._trace_done(trace_id)
+            except Exception:  # noqa: BLE001 - the consumer's failure must not stop the intake
+                self._warn_once("done", "TrajectoryProcessor: the on_trace_done callback raised", exc_info=True)
+
     def _hand_over(self, trace: BufferedTrace[ReadableSpan | SpanRecord]) -> None:
-        """Queue a complete trace; drop an incomplete one (expired, or evicted)."""
-        if trace.complete:
-            self._enqueue(trace.items)
+        """Queue a complete trace, or a fed one at its time-to-live; drop an incomplete one."""
+        if trace.complete or (trace.reason == "expired" and isinstance(trace.trace_id, str)):
+            self._enqueue(trace.items, trace.trace_id)
         elif trace.reason == "expired":
             self._drop_trace(
                 len(trace.items), "ttl", f"a trace's root did not end within {self._ttl}s; dropped"
@@ -377,12 +415,19 @@ class TrajectoryProcessor(SpanProcessor):
                 "open",
                 f"more than {self._buffer.max_open_traces} open traces; the longest-quiet is dropped",
             )
+            self._done(trace.trace_id)
 
-    def _enqueue(self, spans: list[ReadableSpan | SpanRecord]) -> None:
+    def _enqueue(self, spans: list[ReadableSpan | SpanRecord], trace_id: object) -> None:
+        if isinstance(trace_id, str):  # fed: later spans of it are late
+            with self._logs_lock:
+                self._delivered_traces[trace_id] = None
+                while len(self._delivered_traces) > self._max_pending_logs:
+                    self._delivered_traces.popitem(last=False)
         if len(self._queue) >= self._max_queued:
             self._drop_trace(
                 len(spans), "queue", f"more than {self._max_queued} traces queued; traces are dropped"
             )
+            self._done(trace_id)
             return
         self._queue.append(spans)
         self._work.notify()
@@ -421,8 +466,9 @@ class TrajectoryProcessor(SpanProcessor):
             time.sleep(0)  # give the GIL to the app between traces
 
     def _deliver(self, spans: Sequence[ReadableSpan | SpanRecord]) -> None:
+        fed = bool(spans) and isinstance(spans[0], SpanRecord)
         try:
-            if spans and isinstance(spans[0], SpanRecord):  # fed by a receiver
+            if fed:  # by a receiver
                 records = self._join_logs([span for span in spans if isinstance(span, SpanRecord)])
             else:
                 records = [span if isinstance(span, SpanRecord) else SpanRecord.from_readable_span(span)
@@ -430,7 +476,7 @@ class TrajectoryProcessor(SpanProcessor):
             trajectories = trajectories_from_trace(records, split=self._split, readers=self._readers)
         except Exception:  # noqa: BLE001 - one bad trace must not stop the worker
             logger.exception("TrajectoryProcessor: could not assemble a trace of %d spans", len(spans))
-            return
+            trajectories = []
         for trajectory in trajectories:
             if trajectory.is_empty and self._skip_empty:
                 continue
@@ -441,6 +487,8 @@ class TrajectoryProcessor(SpanProcessor):
                 except Exception:  # noqa: BLE001 - a callback's failure is logged, never raised
                     self.callback_errors += 1
                     logger.exception("TrajectoryProcessor: callback %r raised", callback)
+        if fed:
+            self._done(spans[0].trace_id)  # type: ignore[union-attr]
 
     def open_trace_trajectories(self, trace_id: int, open_spans: Sequence[ReadableSpan]) -> list[Trajectory]:
         """The trajectories of a trace whose root has not ended yet: the spans of ``trace_id``
@@ -482,6 +530,7 @@ class TrajectoryProcessor(SpanProcessor):
             for trace in self._buffer.flush():
                 self._dropped_traces += 1
                 self._dropped_spans += len(trace.items)
+                self._done(trace.trace_id)
             self._work.notify_all()
         self._wake.set()
         if not self._wait_idle(deadline):

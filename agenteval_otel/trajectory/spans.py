@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
 __all__ = [
+    "REMOTE_PARENT_FLAGS",
     "SpanEvent",
     "SpanLink",
     "SpanRecord",
@@ -33,6 +34,9 @@ __all__ = [
     "normalize_trace_id",
     "plain_value",
 ]
+
+REMOTE_PARENT_FLAGS = 0x300
+"""OTLP span flags bits 8 and 9: whether the parent's remoteness is known, and that it is remote."""
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
@@ -96,6 +100,9 @@ class SpanRecord:
     scope_name: str | None = None
     scope_version: str | None = None
     links: tuple[SpanLink, ...] = ()
+    parent_is_remote: bool = False
+    """Whether the parent is in another process (a gateway's span, say): the span is the local
+    root of its invocation even when its parent id is set (OTLP's span flags carry this)."""
 
     @property
     def is_root(self) -> bool:
@@ -144,6 +151,7 @@ class SpanRecord:
             trace_id=format(context.trace_id, "032x"),
             span_id=format(context.span_id, "016x"),
             parent_id=format(parent.span_id, "016x") if parent and parent.span_id else None,
+            parent_is_remote=bool(parent is not None and parent.is_remote),
             name=span.name,
             kind=span.kind.name.lower(),
             start_ns=span.start_time or 0,
@@ -173,9 +181,10 @@ def _setter(name: str) -> Any:
 
 
 (_set_trace_id, _set_span_id, _set_parent_id, _set_name, _set_kind, _set_start_ns, _set_end_ns, _set_attributes,
- _set_events, _set_status, _set_resource, _set_scope_name, _set_scope_version, _set_links) = map(_setter, (
+ _set_events, _set_status, _set_resource, _set_scope_name, _set_scope_version, _set_links,
+ _set_parent_is_remote) = map(_setter, (
     "trace_id", "span_id", "parent_id", "name", "kind", "start_ns", "end_ns", "attributes", "events", "status",
-    "resource", "scope_name", "scope_version", "links"))
+    "resource", "scope_name", "scope_version", "links", "parent_is_remote"))
 _UNSET = SpanStatus()
 
 
@@ -195,6 +204,7 @@ def _init_record(
     scope_name: str | None = None,
     scope_version: str | None = None,
     links: tuple[SpanLink, ...] = (),
+    parent_is_remote: bool = False,
 ) -> None:
     # Each field set through its slot, not through the frozen class's checked ``__setattr__``:
     # half the cost of building a record, and files are read a million records at a time.
@@ -212,6 +222,7 @@ def _init_record(
     _set_scope_name(self, scope_name)
     _set_scope_version(self, scope_version)
     _set_links(self, links)
+    _set_parent_is_remote(self, parent_is_remote)
 
 
 SpanRecord.__init__ = _init_record  # type: ignore[method-assign]
