@@ -11,6 +11,7 @@ Results nest as the work does: ``CriterionResult`` (one criterion on one turn, w
 True
 """
 
+from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor
 from agenteval_otel.results._export import TraceExport, evaluation_attributes, verdict_attributes
 from agenteval_otel.results._failures import AgentFailure, describe_error
 from agenteval_otel.results._results import (
@@ -52,6 +53,9 @@ __all__ = [
     "SinkGroup",
     "TraceExport",
     "default_run_file",
+    # what became of exported verdicts
+    "DeliveryCounters",
+    "DeliveryProcessor",
     # verdicts as span attributes
     "evaluation_attributes",
     "verdict_attributes",

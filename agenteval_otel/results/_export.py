@@ -37,6 +37,7 @@ from typing import Any
 
 from opentelemetry import _logs, trace
 from opentelemetry._logs import LoggerProvider, SeverityNumber
+from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.trace import (
     NonRecordingSpan,
     SpanContext,
@@ -48,6 +49,7 @@ from opentelemetry.trace import (
 )
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor, ExportedCallback
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.tracing import TracingHandle, active_policy, current_provider, providers_for
 
@@ -175,6 +177,7 @@ class TraceExport:
         self._tracer = self.tracer_provider.get_tracer(SCOPE, PACKAGE_VERSION)
         self._logger = self.logger_provider.get_logger(SCOPE, PACKAGE_VERSION)
         self._owned: TracingHandle | None = None
+        self._delivery: DeliveryProcessor | None = None
         self._lock = threading.Lock()
         self._closed = False
         self._shutdown_result: bool | None = None
@@ -183,20 +186,36 @@ class TraceExport:
         self.errors = 0
 
     @classmethod
-    def to_target(cls, target: str | os.PathLike[str], **options: Any) -> TraceExport:
+    def to_target(cls, target: str | os.PathLike[str], *, on_exported: ExportedCallback | None = None,
+                  **options: Any) -> TraceExport:
         """An export of its own to ``target``: an OTLP endpoint URL (``http(s)://`` over
         http/protobuf to ``/v1/traces`` and ``/v1/logs``; ``grpc://`` or
         ``OTEL_EXPORTER_OTLP_PROTOCOL=grpc`` over gRPC; headers and timeout from the standard
         variables) or a file path, where the spans are appended as OTLP/JSON lines and the log
         records to the file beside it (``x.jsonl`` → ``x.logs.jsonl``). It owns its providers and
         shuts them down. An endpoint that is down costs a background export, never the caller.
+        What became of every evaluation span is counted in :attr:`delivery`; ``on_exported`` is
+        told the hex ids of the traces whose evaluation spans were delivered.
 
         Raises ``OSError`` when the file cannot be opened for appending.
         """
-        handle = providers_for(target)
+        processors: list[DeliveryProcessor] = []
+
+        def delivery(exporter: SpanExporter) -> DeliveryProcessor:
+            processors.append(DeliveryProcessor(exporter, on_exported=on_exported))
+            return processors[-1]
+
+        handle = providers_for(target, span_processor=delivery)
         export = cls(handle.provider, handle.logger_provider, **options)
         export._owned = handle
+        export._delivery = processors[0]
         return export
+
+    @property
+    def delivery(self) -> DeliveryCounters | None:
+        """What became of the evaluation spans of an export :meth:`to_target` built (exported,
+        failed, dropped, queued); ``None`` for an export to providers of the caller's."""
+        return None if self._delivery is None else self._delivery.counters
 
     def submit(self, result: EvalCaseResult) -> None:
         """Write the verdicts of ``result`` into the traces of its invocations."""

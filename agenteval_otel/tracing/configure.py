@@ -439,12 +439,20 @@ def _otlp_pair(url: str) -> tuple[SpanExporter, LogRecordExporter]:
     return _otlp_span_exporter(base + "/v1/traces", grpc=False), _otlp_log_exporter(base + "/v1/logs", grpc=False)
 
 
-def providers_for(target: str | os.PathLike[str], *, service_name: str = "agenteval") -> TracingHandle:
+def providers_for(
+    target: str | os.PathLike[str],
+    *,
+    service_name: str = "agenteval",
+    span_processor: Callable[[SpanExporter], SpanProcessor] | None = None,
+) -> TracingHandle:
     """A tracer provider and a logger provider of the caller's own, exporting to ``target``: an
     OTLP endpoint URL (see :func:`is_otlp_url`; headers, timeout and TLS from the standard
     ``OTEL_EXPORTER_OTLP_*`` variables) or a file path, where spans are appended as OTLP/JSON lines
     and log records to the log file beside it (:func:`logs_file_for`). Neither becomes global nor
     receives our decorators' spans; the handle's ``shutdown`` flushes both within one deadline.
+
+    ``span_processor`` builds the span processor around the exporter (default: the SDK's
+    ``BatchSpanProcessor``).
 
     Raises ``OSError`` when the file cannot be opened for appending, ``ConfigError`` when the
     target is OTLP over gRPC and the ``grpc`` extra is not installed.
@@ -464,7 +472,8 @@ def providers_for(target: str | os.PathLike[str], *, service_name: str = "agente
     else:
         traces_file, logs_file = Path(text), logs_file_for(text)
         span_exporter, log_exporter = OtlpJsonFileExporter(traces_file), OtlpJsonLogFileExporter(logs_file)
-    tracer_provider.add_span_processor(IsolatedSpanProcessor(BatchSpanProcessor(span_exporter)))
+    processor = BatchSpanProcessor(span_exporter) if span_processor is None else span_processor(span_exporter)
+    tracer_provider.add_span_processor(IsolatedSpanProcessor(processor))
     logger_provider = _logger_provider(resource, [log_exporter])
     return TracingHandle(tracer_provider, active_policy(), (span_exporter,), traces_file,
                          logger_provider=logger_provider, logs_file=logs_file)
