@@ -33,14 +33,16 @@ import hashlib
 import logging
 import threading
 import time
+import os
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agenteval_otel.criteria import EvalConfig, canonical_criterion_name
+from agenteval_otel.semconv import EVALUATION_MARKER
 from agenteval_otel.evalsets import EvalCase, EvalSet
 from agenteval_otel.evaluation._judging import default_judge
 from agenteval_otel.evaluation._scoring import Scorer, invocation_key
@@ -49,9 +51,9 @@ from agenteval_otel.results import AgentFailure, EvalCaseResult, EvaluationSink,
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
 from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.logs import LogRecord
-from agenteval_otel.trajectory.spans import SpanRecord
+from agenteval_otel.trajectory.spans import SpanRecord, record_size
 
-__all__ = ["OnlineCounters", "OnlineEvaluator", "trace_sampled"]
+__all__ = ["OnlineCounters", "OnlineEvaluator", "TraceFinishedCallback", "default_memory_budget", "trace_sampled"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
@@ -66,6 +68,20 @@ DEFAULT_CONCURRENCY = 8
 DEFAULT_CRITERION_TIMEOUT_S = 60.0
 """An async criterion (a judge call) still running after this long becomes an error result."""
 _COUNTED = " (further drops are counted, not logged)"
+
+TraceFinishedCallback = Callable[[str, int], object]
+"""Called with a fed trace's hex id and the number of results handed to the sinks for it, once
+every invocation of it is scored, sampled out or dropped."""
+
+
+def default_memory_budget() -> int:
+    """Bytes of spans a worker holds at most by default: an eighth of the machine's memory,
+    between 256 MiB and 2 GiB (1 GiB where the memory cannot be read)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 30
+    return max(256 << 20, min(2 << 30, physical // 8))
 
 
 def trace_sampled(trace_id: str | None, rate: float, salt: str = "") -> bool:
@@ -111,6 +127,10 @@ class OnlineCounters:
     refused_batches: int = 0
     dropped_traces: int = 0
     dropped_spans: int = 0
+    late_spans: int = 0
+    """Fed spans of a trace already scored (they came after the settle window); dropped."""
+    pending_bytes: int = 0
+    """Estimated bytes of fed spans held, from acceptance until their trace is scored."""
 
     @property
     def accounted(self) -> bool:
@@ -164,6 +184,17 @@ class _Cases:
 class _Job:
     trajectory: Trajectory
     criteria: tuple[str, ...]
+    fed_trace: str | None = None
+
+
+@dataclass(eq=False, slots=True)
+class _FedTrace:
+    """A fed trace from acceptance to the end of its scoring: its bytes and open invocations."""
+
+    size: int = 0
+    jobs: int = 0
+    results: int = 0
+    assembled: bool = False
 
 
 class OnlineEvaluator(SpanProcessor):
@@ -180,6 +211,12 @@ class OnlineEvaluator(SpanProcessor):
     once; an async criterion past ``criterion_timeout_s`` errors.
     ``judge``: the judge client criteria get (default: the environment's). ``readers``,
     ``trace_ttl_s`` and ``max_pending_spans`` go to the assembling ``TrajectoryProcessor``.
+
+    Fed spans (:meth:`feed`) may come in any order: a trace is scored once its root has arrived
+    and no span of it has come for ``settle_s`` seconds, or at ``trace_ttl_s``.
+    ``max_pending_bytes`` bounds the estimated bytes of fed spans held until their trace is
+    scored (default: :func:`default_memory_budget`): a batch that would pass it is refused.
+    ``on_trace_finished`` is told when every invocation of a fed trace is done.
     Bad arguments raise ``ValueError`` here; nothing raises later.
     """
 
@@ -198,6 +235,9 @@ class OnlineEvaluator(SpanProcessor):
         readers: Sequence[Reader] | None = None,
         trace_ttl_s: float = 300.0,
         max_pending_spans: int = 65_536,
+        settle_s: float = 0.0,
+        max_pending_bytes: int | None = None,
+        on_trace_finished: TraceFinishedCallback | None = None,
     ) -> None:
         rates = dict(criterion_sample_rates or {})
         for rate in (sample_rate, *rates.values()):
@@ -205,6 +245,8 @@ class OnlineEvaluator(SpanProcessor):
                 raise ValueError(f"sample rates must be within [0, 1], got {rate!r}")
         if max_queue < 1 or concurrency < 1:
             raise ValueError("max_queue and concurrency must be at least 1")
+        if max_pending_bytes is not None and max_pending_bytes < 1:
+            raise ValueError(f"max_pending_bytes must be at least 1, got {max_pending_bytes!r}")
         if criterion_timeout_s is not None and criterion_timeout_s <= 0:
             raise ValueError(f"criterion_timeout_s must be positive, got {criterion_timeout_s!r}")
         self.config = config
@@ -239,6 +281,11 @@ class OnlineEvaluator(SpanProcessor):
         self._in_progress: set[_Job] = set()
         self._counts = {"received": 0, "sampled_out": 0, "evaluated": 0, "errored": 0, "dropped": 0}
         self._refused_batches = 0
+        self._max_bytes = default_memory_budget() if max_pending_bytes is None else max_pending_bytes
+        self._pending_bytes = 0
+        self._fed: dict[str, _FedTrace] = {}  # by hex trace id, under ``_lock``
+        self._on_trace_finished = on_trace_finished
+        self._crashed = False
         self._warned: set[str] = set()
         self._closed = False  # later invocations are dropped
         self._shut_down = False
@@ -248,9 +295,11 @@ class OnlineEvaluator(SpanProcessor):
         self._wakeup = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self._worker = threading.Thread(target=self._run, name="OnlineEvaluator", daemon=True)
+        # skip_empty=False: an invocation recorded with content capture off is scored, as offline
         self._assembly = TrajectoryProcessor(
             self._offer, group="invocation", readers=readers, trace_ttl_s=trace_ttl_s,
             max_pending_spans=max_pending_spans, max_queued_traces=max(max_queue, MIN_ASSEMBLY_QUEUE),
+            settle_s=settle_s, skip_empty=False, on_trace_done=self._trace_assembled,
         )
         self._worker.start()
 
@@ -264,23 +313,86 @@ class OnlineEvaluator(SpanProcessor):
         self._assembly.on_end(span)
 
     def feed(self, records: Iterable[SpanRecord]) -> bool:
-        """Take spans decoded by a receiver; a trace is scored when its root span arrives.
+        """Take spans decoded by a receiver; a trace is scored when its root has arrived and it
+        has settled (see the class docs). Our own evaluation spans are left out.
 
-        Thread-safe and never blocks. ``False`` when the batch was refused (the intake or the
-        queue of invocations waiting to be scored is full, or the evaluator is shut down):
-        counted in ``refused_batches``, and the receiver answers so that the sender retries."""
+        Thread-safe and never blocks. ``False`` when the batch was refused (it would pass the
+        byte budget, the intake or the queue of invocations waiting to be scored is full, or the
+        evaluator is shut down): counted in ``refused_batches``, and the receiver answers so that
+        the sender retries."""
+        sizes: dict[str, int] = {}
+        taken = False
         try:
             batch = list(records)
-            roots = sum(1 for record in batch if isinstance(record, SpanRecord) and record.parent_id is None)
+            if not all(isinstance(record, SpanRecord) for record in batch):
+                raise TypeError("feed takes SpanRecords")
+            batch = [record for record in batch if not record.attributes.get(EVALUATION_MARKER)]
+            for record in batch:
+                sizes[record.trace_id] = sizes.get(record.trace_id, 0) + record_size(record)
+            size = sum(sizes.values())
+            with self._lock:
+                if self._pending_bytes + size > self._max_bytes and self._pending_bytes:
+                    self._warn_once("bytes", f"fed spans hold about {self._pending_bytes} bytes of the "
+                                    f"{self._max_bytes} allowed; batches are refused until traces are scored")
+                    self._refused_batches += 1
+                    return False
+                self._reserve(sizes)
+            roots = sum(1 for record in batch if record.parent_id is None or record.parent_is_remote)
             waiting = len(self._queue) + self._assembly.waiting_traces  # back-pressure, not drops
             taken = (waiting == 0 or waiting + roots <= self._max_queue) and self._assembly.feed(batch)
         except Exception:  # noqa: BLE001 - never raise into the receiver
             logger.exception("OnlineEvaluator: could not take a batch of spans")
-            taken = False
         if not taken:
             with self._lock:
                 self._refused_batches += 1
+                self._unreserve(sizes)
         return taken
+
+    def _reserve(self, sizes: Mapping[str, int]) -> None:
+        """Charge fed spans' bytes to their traces; under ``_lock``."""
+        for trace_id, size in sizes.items():
+            state = self._fed.get(trace_id)
+            if state is None:
+                state = self._fed[trace_id] = _FedTrace()
+            state.size += size
+            self._pending_bytes += size
+
+    def _unreserve(self, sizes: Mapping[str, int]) -> None:
+        """Give back what :meth:`_reserve` charged for a refused batch; under ``_lock``."""
+        for trace_id, size in sizes.items():
+            state = self._fed.get(trace_id)
+            if state is not None:
+                state.size -= size
+                self._pending_bytes -= size
+                if not (state.size or state.jobs or state.results):
+                    del self._fed[trace_id]
+
+    def _trace_assembled(self, trace_id: str) -> None:
+        """The assembly is done with a fed trace: every invocation of it has been offered."""
+        with self._lock:
+            state = self._fed.get(trace_id)
+            if state is None:
+                return
+            state.assembled = True
+            finished = self._finished(trace_id, state)
+        if finished is not None:
+            self._tell_finished(trace_id, finished)
+
+    def _finished(self, trace_id: str, state: _FedTrace) -> int | None:
+        """Release a fed trace whose invocations are all done: the results it gave, else ``None``;
+        under ``_lock``."""
+        if not state.assembled or state.jobs:
+            return None
+        del self._fed[trace_id]
+        self._pending_bytes -= state.size
+        return state.results
+
+    def _tell_finished(self, trace_id: str, results: int) -> None:
+        if self._on_trace_finished is not None:
+            try:
+                self._on_trace_finished(trace_id, results)
+            except Exception:  # noqa: BLE001 - the consumer's failure must not stop scoring
+                self._warn_once("finished", "OnlineEvaluator: the on_trace_finished callback raised")
 
     def feed_logs(self, logs: Iterable[LogRecord]) -> bool:
         """Take log records decoded by a receiver (the GenAI events carrying content): each joins
@@ -320,7 +432,10 @@ class OnlineEvaluator(SpanProcessor):
                     self._warn_once("queue", f"more than {self._max_queue} invocations wait to be scored; "
                                     "invocations are dropped" + _COUNTED)
                     return False
-                self._queue.append(_Job(trajectory, criteria))
+                fed = self._fed.get(trajectory.trace_id or "")
+                if fed is not None:
+                    fed.jobs += 1
+                self._queue.append(_Job(trajectory, criteria, trajectory.trace_id if fed is not None else None))
             self._wake()
             return True
         except Exception:  # noqa: BLE001 - never raise into the caller
@@ -352,10 +467,16 @@ class OnlineEvaluator(SpanProcessor):
         asyncio.set_event_loop(self._loop)
         try:
             self._loop.run_until_complete(self._serve())
-        except Exception:  # noqa: BLE001 - logged; the counters keep what was lost
+        except BaseException:  # noqa: BLE001 - logged; the counters keep what was lost, health tells
+            self._crashed = True
             logger.exception("OnlineEvaluator: the worker stopped")
         finally:
             self._loop.close()
+
+    @property
+    def healthy(self) -> bool:
+        """Whether the scoring worker is running (or has stopped because it was shut down)."""
+        return not self._crashed and (self._worker.is_alive() or self._shut_down)
 
     def _next(self) -> _Job | None:
         with self._lock:
@@ -402,7 +523,9 @@ class OnlineEvaluator(SpanProcessor):
             match = self._cases.match(trajectory)
             case, turn = match if match is not None else (None, 0)
             result = await self._scorer(job.criteria).score_invocation(trajectory, case=case, turn_index=turn)
-        except Exception as error:  # noqa: BLE001 - a failure is a result, the worker goes on
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:  # noqa: BLE001 - even SystemExit from user code is a result
             failure = AgentFailure.of(error)
             result = EvalCaseResult(
                 eval_id=invocation_key(trajectory), name=trajectory.agent_name, passed=False,
@@ -413,12 +536,30 @@ class OnlineEvaluator(SpanProcessor):
         with self._lock:
             if job not in self._in_progress:  # given up at the shutdown deadline: counted as dropped
                 return
-        self._sinks.submit(result)
+        try:
+            self._sinks.submit(result)
+        except BaseException:  # noqa: BLE001 - a sink that raises anything is counted, never fatal
+            logger.exception("OnlineEvaluator: a sink raised")
         with self._lock:
             if job in self._in_progress:
                 self._in_progress.discard(job)
                 self._counts["errored" if result.errored else "evaluated"] += 1
                 self._idle.notify_all()
+        self._job_done(job, results=1)
+
+    def _job_done(self, job: _Job, results: int) -> None:
+        """An invocation of a fed trace is scored (``results`` = 1) or given up (0)."""
+        if job.fed_trace is None:
+            return
+        with self._lock:
+            state = self._fed.get(job.fed_trace)
+            if state is None:
+                return
+            state.jobs -= 1
+            state.results += results
+            finished = self._finished(job.fed_trace, state)
+        if finished is not None:
+            self._tell_finished(job.fed_trace, finished)
 
     # --- counters, flush and shutdown ----------------------------------------------------
 
@@ -430,7 +571,8 @@ class OnlineEvaluator(SpanProcessor):
             return OnlineCounters(
                 **self._counts, queued=len(self._queue), in_progress=len(self._in_progress),
                 sink_errors=sum(self._sinks.errors.values()), refused_batches=self._refused_batches,
-                dropped_traces=dropped_traces, dropped_spans=dropped_spans)
+                dropped_traces=dropped_traces, dropped_spans=dropped_spans,
+                late_spans=self._assembly.late_spans, pending_bytes=self._pending_bytes)
 
     def _wait_idle(self, deadline: float) -> bool:
         with self._idle:
@@ -463,10 +605,13 @@ class OnlineEvaluator(SpanProcessor):
             self._closed = True
         if not self._wait_idle(deadline):
             with self._lock:
-                abandoned = len(self._queue) + len(self._in_progress)
+                given_up = [*self._queue, *self._in_progress]
+                abandoned = len(given_up)
                 self._counts["dropped"] += abandoned
                 self._queue.clear()
                 self._in_progress.clear()
+            for job in given_up:
+                self._job_done(job, results=0)
             logger.warning("OnlineEvaluator.shutdown: %d invocation(s) not scored by the deadline; dropped",
                            abandoned)
         self._stopping = True
