@@ -69,9 +69,10 @@ DEFAULT_CRITERION_TIMEOUT_S = 60.0
 """An async criterion (a judge call) still running after this long becomes an error result."""
 _COUNTED = " (further drops are counted, not logged)"
 
-TraceFinishedCallback = Callable[[str, int], object]
-"""Called with a fed trace's hex id and the number of results handed to the sinks for it, once
-every invocation of it is scored, sampled out or dropped."""
+TraceFinishedCallback = Callable[[str, int, bool], object]
+"""Called with a fed trace's hex id, the number of results handed to the sinks for it, and
+whether shutdown cut it short (its spans are worth keeping for a restart), once every invocation
+of it is scored, sampled out or given up."""
 
 
 def default_memory_budget() -> int:
@@ -195,6 +196,7 @@ class _FedTrace:
     jobs: int = 0
     results: int = 0
     assembled: bool = False
+    cut_short: bool = False
 
 
 class OnlineEvaluator(SpanProcessor):
@@ -367,30 +369,32 @@ class OnlineEvaluator(SpanProcessor):
                 if not (state.size or state.jobs or state.results):
                     del self._fed[trace_id]
 
-    def _trace_assembled(self, trace_id: str) -> None:
-        """The assembly is done with a fed trace: every invocation of it has been offered."""
+    def _trace_assembled(self, trace_id: str, delivered: bool) -> None:
+        """The assembly is done with a fed trace: every invocation of it has been offered, or it
+        was dropped."""
         with self._lock:
             state = self._fed.get(trace_id)
             if state is None:
                 return
             state.assembled = True
+            state.cut_short |= not delivered and self._shut_down
             finished = self._finished(trace_id, state)
         if finished is not None:
-            self._tell_finished(trace_id, finished)
+            self._tell_finished(trace_id, *finished)
 
-    def _finished(self, trace_id: str, state: _FedTrace) -> int | None:
-        """Release a fed trace whose invocations are all done: the results it gave, else ``None``;
-        under ``_lock``."""
+    def _finished(self, trace_id: str, state: _FedTrace) -> tuple[int, bool] | None:
+        """Release a fed trace whose invocations are all done: the results it gave and whether
+        shutdown cut it short, else ``None``; under ``_lock``."""
         if not state.assembled or state.jobs:
             return None
         del self._fed[trace_id]
         self._pending_bytes -= state.size
-        return state.results
+        return state.results, state.cut_short
 
-    def _tell_finished(self, trace_id: str, results: int) -> None:
+    def _tell_finished(self, trace_id: str, results: int, cut_short: bool) -> None:
         if self._on_trace_finished is not None:
             try:
-                self._on_trace_finished(trace_id, results)
+                self._on_trace_finished(trace_id, results, cut_short)
             except Exception:  # noqa: BLE001 - the consumer's failure must not stop scoring
                 self._warn_once("finished", "OnlineEvaluator: the on_trace_finished callback raised")
 
@@ -557,11 +561,17 @@ class OnlineEvaluator(SpanProcessor):
                 return
             state.jobs -= 1
             state.results += results
+            state.cut_short |= not results
             finished = self._finished(job.fed_trace, state)
         if finished is not None:
-            self._tell_finished(job.fed_trace, finished)
+            self._tell_finished(job.fed_trace, *finished)
 
     # --- counters, flush and shutdown ----------------------------------------------------
+
+    def flush_open_traces(self) -> None:
+        """Score every fed trace whose root has arrived now, without waiting out ``settle_s``
+        (call it once the senders have stopped)."""
+        self._assembly.settle()
 
     @property
     def counters(self) -> OnlineCounters:

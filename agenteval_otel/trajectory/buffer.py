@@ -207,6 +207,11 @@ class TraceBuffer(Generic[T]):
             self._by_age.clear()
         return done
 
+    def settle(self) -> list[BufferedTrace[T]]:
+        """Hand out every rooted trace as complete now, without waiting for ``settle_s`` (no more
+        spans will come: the stream is stopping)."""
+        return [self._hand_out(trace, "complete") for trace in list(self._rooted.values())]
+
     def items_of(self, trace_id: Hashable) -> list[T]:
         """The spans held so far for ``trace_id`` (a copy; none when it is not open)."""
         trace = self._rootless.get(trace_id) or self._rooted.get(trace_id)

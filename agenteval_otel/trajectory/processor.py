@@ -56,8 +56,9 @@ logger.addHandler(logging.NullHandler())
 
 TrajectoryCallback = Callable[[Trajectory], object]
 """Called (on the processor's delivery thread) with each finished trajectory; what it returns is ignored."""
-TraceDoneCallback = Callable[[str], object]
-"""Called with a fed trace's hex id once the processor is done with its spans (delivered or dropped)."""
+TraceDoneCallback = Callable[[str, bool], object]
+"""Called with a fed trace's hex id once the processor is done with its spans, and whether they
+were delivered (``False``: dropped)."""
 
 DEFAULT_TIMEOUT_MILLIS = 30000
 _CHUNK = 32
@@ -94,7 +95,7 @@ class TrajectoryProcessor(SpanProcessor):
     ``settle_s`` seconds; a trace whose root never comes is assembled at ``trace_ttl_s`` from the
     spans that did (a span whose parent is absent roots its invocation); spans of a trace already
     assembled are dropped and counted (``late_spans``). ``on_trace_done`` is called with a fed
-    trace's hex id once the processor is done with it, delivered or dropped.
+    trace's hex id once the processor is done with it, and whether it was delivered or dropped.
     """
 
     def __init__(
@@ -348,7 +349,7 @@ class TrajectoryProcessor(SpanProcessor):
                 span, _ = intake.popleft()
                 self._drop_spans(1, "closed", "a span ended after TrajectoryProcessor.shutdown was dropped")
                 if isinstance(span, SpanRecord):
-                    self._done(span.trace_id)
+                    self._done(span.trace_id, delivered=False)
             return
         count = len(intake) if limit is None else min(limit, len(intake))
         for _ in range(count):
@@ -392,12 +393,12 @@ class TrajectoryProcessor(SpanProcessor):
         self.late_spans += 1
         self._dropped_spans += 1
         self._warn_once("late", "a span arrived after its trace was assembled (raise settle_s?); dropped" + _COUNTED)
-        self._done(trace_id)
+        self._done(trace_id, delivered=False)
 
-    def _done(self, trace_id: object) -> None:
+    def _done(self, trace_id: object, *, delivered: bool) -> None:
         if self._trace_done is not None and isinstance(trace_id, str):
             try:
-                self._trace_done(trace_id)
+                self._trace_done(trace_id, delivered)
             except Exception:  # noqa: BLE001 - the consumer's failure must not stop the intake
                 self._warn_once("done", "TrajectoryProcessor: the on_trace_done callback raised", exc_info=True)
 
@@ -415,7 +416,7 @@ class TrajectoryProcessor(SpanProcessor):
                 "open",
                 f"more than {self._buffer.max_open_traces} open traces; the longest-quiet is dropped",
             )
-            self._done(trace.trace_id)
+            self._done(trace.trace_id, delivered=False)
 
     def _enqueue(self, spans: list[ReadableSpan | SpanRecord], trace_id: object) -> None:
         if isinstance(trace_id, str):  # fed: later spans of it are late
@@ -427,7 +428,7 @@ class TrajectoryProcessor(SpanProcessor):
             self._drop_trace(
                 len(spans), "queue", f"more than {self._max_queued} traces queued; traces are dropped"
             )
-            self._done(trace_id)
+            self._done(trace_id, delivered=False)
             return
         self._queue.append(spans)
         self._work.notify()
@@ -488,7 +489,15 @@ class TrajectoryProcessor(SpanProcessor):
                     self.callback_errors += 1
                     logger.exception("TrajectoryProcessor: callback %r raised", callback)
         if fed:
-            self._done(spans[0].trace_id)  # type: ignore[union-attr]
+            self._done(spans[0].trace_id, delivered=True)  # type: ignore[union-attr]
+
+    def settle(self) -> None:
+        """Assemble every fed trace whose root has arrived without waiting out ``settle_s`` (the
+        sender has stopped: nothing more will come)."""
+        with self._lock:
+            self._catch_up()
+            for trace in self._buffer.settle():
+                self._hand_over(trace)
 
     def open_trace_trajectories(self, trace_id: int, open_spans: Sequence[ReadableSpan]) -> list[Trajectory]:
         """The trajectories of a trace whose root has not ended yet: the spans of ``trace_id``
@@ -530,7 +539,7 @@ class TrajectoryProcessor(SpanProcessor):
             for trace in self._buffer.flush():
                 self._dropped_traces += 1
                 self._dropped_spans += len(trace.items)
-                self._done(trace.trace_id)
+                self._done(trace.trace_id, delivered=False)
             self._work.notify_all()
         self._wake.set()
         if not self._wait_idle(deadline):
