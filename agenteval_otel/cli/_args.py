@@ -1,7 +1,7 @@
 """Argument types that refuse bad values at parse time, and a parser whose errors are one line.
 
->>> positive_int("3"), fraction("0.5"), duration("30m").total_seconds()
-(3, 0.5, 1800.0)
+>>> positive_int("3"), fraction("0.5"), duration("30m").total_seconds(), byte_size("512MiB")
+(3, 0.5, 1800.0, 536870912)
 >>> positive_int("0")
 Traceback (most recent call last):
 argparse.ArgumentTypeError: expected a whole number of at least 1, got '0'
@@ -20,7 +20,7 @@ from typing import NoReturn, TypeVar
 from agenteval_otel.cli._exits import EXIT_BAD_INPUT
 
 __all__ = [
-    "OneLineErrorParser", "duration", "fraction", "non_negative_int", "number", "port", "positive_float",
+    "OneLineErrorParser", "byte_size", "duration", "fraction", "non_negative_float", "non_negative_int", "number", "port", "positive_float",
     "positive_int", "significance", "whole_number",
 ]
 
@@ -77,6 +77,7 @@ def _real(accepts: Callable[[float], bool], what: str) -> Callable[[str], float]
 
 number = _real(math.isfinite, "a number")
 positive_float = _real(lambda value: 0 < value < math.inf, "a positive number")
+non_negative_float = _real(lambda value: 0 <= value < math.inf, "a number of at least 0")
 fraction = _real(lambda value: 0 <= value <= 1, "a number in [0, 1]")
 significance = _real(lambda value: 0 < value < 1, "a number in (0, 1)")
 
@@ -89,3 +90,16 @@ def duration(text: str) -> timedelta:
     if amount is None or unit not in _UNITS or not 0 < amount < math.inf:
         raise argparse.ArgumentTypeError(f"expected a duration such as 30m, 1h or 2d, got {text!r}")
     return timedelta(seconds=amount * _UNITS[unit])
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+_BYTES = re.compile(r"\s*(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[a-z]*)\s*", re.IGNORECASE)
+
+
+def byte_size(text: str) -> int:
+    """``512MiB``, ``2GB``, ``1048576`` as a number of bytes (at least 1)."""
+    match = _BYTES.fullmatch(text)
+    unit = match["unit"].lower() if match else ""
+    if match is None or unit not in _BYTE_UNITS or float(match["amount"]) * _BYTE_UNITS[unit] < 1:
+        raise argparse.ArgumentTypeError(f"expected a size such as 512MiB, 2GB or 1048576, got {text!r}")
+    return int(float(match["amount"]) * _BYTE_UNITS[unit])

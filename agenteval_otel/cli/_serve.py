@@ -7,7 +7,7 @@ import argparse
 import os
 from typing import Any
 
-from agenteval_otel.cli._args import fraction, port, positive_float
+from agenteval_otel.cli._args import byte_size, fraction, non_negative_float, port, positive_float
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.errors import ConfigError, mask_url
@@ -18,10 +18,11 @@ __all__ = ["add_commands"]
 def serve(args: argparse.Namespace) -> int:
     """Serve until interrupted (SIGINT or SIGTERM), then stop within ``--shutdown-timeout``."""
     import signal
+    import sqlite3
     import threading
 
     from agenteval_otel.criteria import require_reference_free
-    from agenteval_otel.evaluation import EvaluationWorker
+    from agenteval_otel.evaluation import EvaluationWorker, Spool, default_memory_budget
     from agenteval_otel.tracing import otlp_traces_endpoint
 
     eval_set = load_eval_set(args.evalset)
@@ -33,11 +34,20 @@ def serve(args: argparse.Namespace) -> int:
     if target is None:
         raise ConfigError("say where the verdicts go: --export-results TARGET (an OTLP URL such as "
                           "http://localhost:4318, or a file), or set OTEL_EXPORTER_OTLP_ENDPOINT")
+    memory = args.max_memory or default_memory_budget()
+    spool = None
+    if not args.no_spool:
+        try:
+            spool = Spool(args.spool, max_bytes=memory)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"--spool {args.spool}: cannot open the spool there ({exc}); "
+                              "give another directory, or --no-spool") from None
     try:
         worker = EvaluationWorker(
             config, eval_set=eval_set, export_target=target, host=args.host,
-            http_port=args.port, grpc_port=args.grpc_port, token=token,
-            evaluator_options={"sample_rate": args.sample_rate},
+            http_port=args.port, grpc_port=args.grpc_port, token=token, spool=spool,
+            evaluator_options={"sample_rate": args.sample_rate, "settle_s": args.settle,
+                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory},
         ).start()
     except ImportError as exc:  # the serve extra is missing
         raise ConfigError(str(exc)) from None
@@ -47,11 +57,19 @@ def serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     grpc = f", OTLP/gRPC on {args.host}:{worker.receiver.grpc_port}" if args.grpc_port is not None else ""
+    kept = (f"acknowledged traces spooled in {spool.directory}" + (
+        f" ({worker.replayed} replayed)" if worker.replayed else "") if spool is not None else
+        "no spool: traces acknowledged and not yet scored are lost if the worker is killed")
     print(f"agenteval serve: OTLP/HTTP on http://{args.host}:{worker.receiver.http_port}{grpc}; "
-          f"verdicts to {mask_url(target)}", flush=True)
+          f"verdicts to {mask_url(target)}; {kept}", flush=True)
     stop.wait()
     done = worker.stop(timeout=args.shutdown_timeout)
-    print(f"agenteval serve: stopped; {worker.evaluator.counters}", flush=True)
+    health = worker.health
+    verdicts = health.get("verdicts", {})
+    left = health.get("spool", {}).get("pending_traces", 0)
+    print(f"agenteval serve: stopped; {worker.evaluator.counters}; verdict spans exported="
+          f"{verdicts.get('exported', 0)}, failed={verdicts.get('failed', 0)}, dropped={verdicts.get('dropped', 0)}"
+          + (f"; {left} trace(s) left in the spool for the next start" if left else ""), flush=True)
     return EXIT_OK if done else EXIT_FAILED
 
 
@@ -77,4 +95,16 @@ def add_commands(commands: Any) -> None:
                         help="the share of traces scored, decided by trace id (1.0)")
     worker.add_argument("--shutdown-timeout", type=positive_float, default=10.0, metavar="S",
                         help="seconds to finish scoring and exporting when stopped (10)")
+    worker.add_argument("--spool", default=".agenteval/spool", metavar="DIR",
+                        help="keep acknowledged traces on disk here until their verdicts are exported; "
+                             "a restarted worker scores what is left (.agenteval/spool)")
+    worker.add_argument("--no-spool", action="store_true",
+                        help="keep acknowledged traces in memory only (lost if the worker is killed)")
+    worker.add_argument("--settle", type=non_negative_float, default=2.0, metavar="S",
+                        help="score a trace once its root has arrived and it has been quiet this long (2)")
+    worker.add_argument("--trace-ttl", type=positive_float, default=300.0, metavar="S",
+                        help="score a trace whose root never arrives after this long (300)")
+    worker.add_argument("--max-memory", type=byte_size, default=None, metavar="SIZE",
+                        help="bytes of received spans held at most, e.g. 512MiB; past it senders are "
+                             "told to retry (default: an eighth of the machine's memory, 256MiB to 2GiB)")
     worker.set_defaults(handler=serve)

@@ -47,6 +47,9 @@ __all__ = [
     "EvaluationWorker",
     "OnlineCounters",
     "OnlineEvaluator",
+    "Spool",
+    "SpoolCounters",
+    "default_memory_budget",
     "trace_sampled",
     # scoring
     "Scorer",
@@ -92,7 +95,8 @@ _MODULES = {
     "_sources": ("JaegerSource", "SpanSource", "TraceFileSource", "TraceSource", "TraceSourceLike",
                  "TrajectorySource", "trace_source"),
     "_worker": ("DEFAULT_GRPC_PORT", "DEFAULT_HTTP_PORT", "EvaluationWorker"),
-    "_online": ("OnlineCounters", "OnlineEvaluator", "trace_sampled"),
+    "_online": ("OnlineCounters", "OnlineEvaluator", "default_memory_budget", "trace_sampled"),
+    "_spool": ("Spool", "SpoolCounters"),
     "_scoring": ("Scorer", "aggregate_runs", "efficiency", "error_result", "invocation_key", "score_case"),
     "_turns": ("Conversation", "Message", "ScriptedTurns", "SimulatedUser", "UserReply", "UserTurns", "converse",
                "turns_for"),
@@ -160,7 +164,12 @@ if TYPE_CHECKING:
         evaluate_traces,
         iter_matches,
     )
-    from agenteval_otel.evaluation._online import OnlineCounters, OnlineEvaluator, trace_sampled
+    from agenteval_otel.evaluation._online import (
+        OnlineCounters,
+        OnlineEvaluator,
+        default_memory_budget,
+        trace_sampled,
+    )
     from agenteval_otel.evaluation._scoring import (
         Scorer,
         aggregate_runs,
@@ -178,6 +187,7 @@ if TYPE_CHECKING:
         TrajectorySource,
         trace_source,
     )
+    from agenteval_otel.evaluation._spool import Spool, SpoolCounters
     from agenteval_otel.evaluation._sync import run_sync
     from agenteval_otel.evaluation._turns import (
         Conversation,

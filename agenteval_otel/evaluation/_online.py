@@ -31,9 +31,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import threading
 import time
-import os
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -42,12 +42,12 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agenteval_otel.criteria import EvalConfig, canonical_criterion_name
-from agenteval_otel.semconv import EVALUATION_MARKER
 from agenteval_otel.evalsets import EvalCase, EvalSet
 from agenteval_otel.evaluation._judging import default_judge
 from agenteval_otel.evaluation._scoring import Scorer, invocation_key
 from agenteval_otel.judge import JudgeClient
 from agenteval_otel.results import AgentFailure, EvalCaseResult, EvaluationSink, SinkGroup
+from agenteval_otel.semconv import EVALUATION_MARKER
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
 from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.logs import LogRecord
