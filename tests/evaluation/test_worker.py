@@ -175,17 +175,18 @@ def test_three_workers_behind_trace_id_routing_evaluate_every_trace_exactly_once
     assert all(len(_verdicts(tmp_path / f"worker{n}.jsonl")[0]) == 2 * evaluated[n] for n in range(3))  # ... 2 each
 
 
-def _serve(*args: str) -> subprocess.Popen[str]:
+def _serve(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
+    """``agenteval serve`` in a process of its own, in ``cwd`` (its default spool goes there)."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
-    return subprocess.Popen([sys.executable, "-m", "agenteval_otel.cli", "serve", *args], env=env,
+    return subprocess.Popen([sys.executable, "-m", "agenteval_otel.cli", "serve", *args], env=env, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def test_agenteval_serve_scores_what_it_receives_and_stops_on_sigterm(tmp_path: Path) -> None:
     policies = REPO_ROOT / "examples" / "production_policies.json"
     target = tmp_path / "verdicts.jsonl"
-    process = _serve("--port", "0", "--config", str(policies), "--export-results", str(target))
+    process = _serve("--port", "0", "--config", str(policies), "--export-results", str(target), cwd=tmp_path)
     try:
         assert process.stdout is not None
         banner = process.stdout.readline()
@@ -209,7 +210,9 @@ def test_agenteval_serve_scores_what_it_receives_and_stops_on_sigterm(tmp_path: 
     (("--config", "examples/weather_agent.config.json"), "scores an invocation without one"),
     (("--config", "examples/production_policies.json"), "--export-results"),
 ])
-def test_agenteval_serve_refuses_what_it_cannot_do_with_exit_2(args: tuple[str, ...], expected: str) -> None:
-    process = _serve("--port", "0", *(str(REPO_ROOT / a) if a.startswith("examples/") else a for a in args))
+def test_agenteval_serve_refuses_what_it_cannot_do_with_exit_2(
+        args: tuple[str, ...], expected: str, tmp_path: Path) -> None:
+    process = _serve("--port", "0", *(str(REPO_ROOT / a) if a.startswith("examples/") else a for a in args),
+                     cwd=tmp_path)
     out, err = process.communicate(timeout=20)
     assert process.returncode == 2 and expected in err and "Traceback" not in err
