@@ -34,7 +34,7 @@ def serve(args: argparse.Namespace) -> int:
     if target is None:
         raise ConfigError("say where the verdicts go: --export-results TARGET (an OTLP URL such as "
                           "http://localhost:4318, or a file), or set OTEL_EXPORTER_OTLP_ENDPOINT")
-    memory = args.max_memory or default_memory_budget()
+    memory = args.max_memory or default_memory_budget()  # half for spans held, the rest for the process
     spool = None
     if not args.no_spool:
         try:
@@ -47,7 +47,7 @@ def serve(args: argparse.Namespace) -> int:
             config, eval_set=eval_set, export_target=target, host=args.host,
             http_port=args.port, grpc_port=args.grpc_port, token=token, spool=spool,
             evaluator_options={"sample_rate": args.sample_rate, "settle_s": args.settle,
-                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory},
+                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory // 2},
         ).start()
     except ImportError as exc:  # the serve extra is missing
         raise ConfigError(str(exc)) from None
