@@ -377,6 +377,8 @@ def _fast_span(
         resource,
         scope_name,
         scope_version,
+        (),
+        _remote_parent(span.get("flags")) if parent else False,
     )
 
 

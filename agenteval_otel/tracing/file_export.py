@@ -132,6 +132,8 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     parent = span.parent
     if parent is not None and parent.span_id:
         encoded["parentSpanId"] = format(parent.span_id, "016x")
+        if parent.is_remote:  # span flags bits 8 and 9: the parent is known to be remote
+            encoded["flags"] = 0x300 | int(context.trace_flags)
     start = span.start_time or 0
     encoded["name"] = span.name
     encoded["kind"] = _KINDS.get(span.kind, 0)
