@@ -34,9 +34,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "needs_shared_data: the test reads the third-party data folder (skipped without it)"
     )
-    config.addinivalue_line(
-        "markers", "promise(n): the test proves reliability promise n of RELIABILITY.md (one or more numbers)"
-    )
 
 
 def pytest_report_header(config: pytest.Config) -> str:

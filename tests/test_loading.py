@@ -352,17 +352,20 @@ def _write(tmp_path: Path, text: str, name: str = "bad.evalset.json") -> Path:
     return path
 
 
+@pytest.mark.promise(13)
 def test_missing_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.evalset.json"
     with pytest.raises(EvalSetLoadError, match=re.escape(f"{missing}: no such file")):
         EvalSet.load(missing)
 
 
+@pytest.mark.promise(13)
 def test_empty_file(tmp_path: Path) -> None:
     with pytest.raises(EvalSetLoadError, match="the file is empty"):
         EvalSet.load(_write(tmp_path, "  \n"))
 
 
+@pytest.mark.promise(13)
 def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
     path = _write(tmp_path, '{\n  "eval_set_id": "x",\n  "eval_cases": [\n    {"eval_id": }\n  ]\n}')
     with pytest.raises(EvalSetLoadError) as err:
@@ -384,6 +387,7 @@ def test_invalid_json_on_a_long_line_shows_the_text_around_the_column(tmp_path: 
     assert snippet[caret.index("^") - 1] == ","
 
 
+@pytest.mark.promise(13)
 def test_wrong_type_names_json_path(tmp_path: Path) -> None:
     cases = [{"eval_id": f"c{i}", "conversation": [{"user_content": {"role": "user", "content": "q"}}]}
              for i in range(4)]
@@ -397,12 +401,14 @@ def test_wrong_type_names_json_path(tmp_path: Path) -> None:
     assert "valid dictionary" in message
 
 
+@pytest.mark.promise(13)
 def test_missing_field_names_json_path(tmp_path: Path) -> None:
     data = {"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "conversation": [{}]}]}
     with pytest.raises(EvalSetLoadError, match=r"eval_cases\[0\]\.conversation\[0\]\.user_content: Field required"):
         EvalSet.load(_write(tmp_path, json.dumps(data)))
 
 
+@pytest.mark.promise(13)
 def test_unknown_field_is_named(tmp_path: Path) -> None:
     data = {"eval_set_id": "s", "eval_cases": [
         {"eval_id": "c", "conversation": [{"user_content": "q", "expected_tool": []}]}]}
@@ -417,6 +423,7 @@ def test_duplicate_eval_id(tmp_path: Path) -> None:
         EvalSet.load(path)
 
 
+@pytest.mark.promise(13)
 def test_not_an_eval_set(tmp_path: Path) -> None:
     with pytest.raises(EvalSetLoadError, match="eval_cases: field missing"):
         EvalSet.load(_write(tmp_path, '{"cases": []}'))
@@ -451,6 +458,7 @@ def _nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+@pytest.mark.promise(13)
 @pytest.mark.parametrize("depth", [600, 5000])
 def test_deeply_nested_json_names_the_file_and_the_depth_limit(tmp_path: Path, depth: int) -> None:
     eval_set = _write(tmp_path, '{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "tags": %s, '

@@ -50,6 +50,7 @@ def _run(suite: pytest.Pytester) -> pytest.RunResult:
     return suite.runpytest_subprocess("-rs", "-p", "no:cacheprovider", "-p", "no:agenteval", timeout=60)
 
 
+@pytest.mark.promise(21)
 def test_missing_data_skips_every_test_that_needs_it_for_one_reason(
     tiny_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -65,6 +66,7 @@ def test_missing_data_skips_every_test_that_needs_it_for_one_reason(
     assert f"3 skipped: {reason}" in result.outlines
 
 
+@pytest.mark.promise(21)
 def test_required_data_that_is_missing_fails(
     tiny_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -89,6 +91,7 @@ def test_data_found_where_the_variable_points_runs_the_tests(
     assert f"third-party test data: {data}" in result.outlines
 
 
+@pytest.mark.promise(21)
 def test_a_required_optional_part_fails_instead_of_skipping(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTEVAL_REQUIRE_BROWSER", raising=False)
     with pytest.raises(pytest.skip.Exception, match="^needs a browser$"):

@@ -168,6 +168,7 @@ class TestRegistry:
             assert (registered.name, registered.semantics) == (adk_name, "adk")
         assert get_criterion("trajectory_match").semantics == "agenteval"
 
+    @pytest.mark.promise(12)
     def test_judge_criteria_error_without_a_judge(self) -> None:
         result = _score("llm_judge", _turn(response="x"), _trajectory(response="x"),
                         CriterionConfig.llm_judge())
@@ -175,6 +176,7 @@ class TestRegistry:
         assert "no LLM judge is configured" in result.error
         assert result.score == 0.0 and not result.passed
 
+    @pytest.mark.promise(12)
     def test_raising_criterion_becomes_an_error_result(self) -> None:
         @criterion("explodes_for_test")
         def explodes(ctx: CriterionContext) -> float:
@@ -185,6 +187,7 @@ class TestRegistry:
         assert result.error_type == "ZeroDivisionError"
         assert result.traceback is not None and "ZeroDivisionError" in result.traceback
 
+    @pytest.mark.promise(12)
     def test_user_criteria_sync_async_bool_and_garbage(self) -> None:
         @criterion("polite_for_test", default_threshold=1.0)
         async def polite(ctx: CriterionContext) -> Score:
@@ -323,6 +326,7 @@ class TestCriterionContract:
         result = _score("non_finite_for_test", _turn(), _trajectory(), CriterionConfig(threshold=0.0))
         assert result is not None and result.error is not None and not result.passed
 
+    @pytest.mark.promise(12, 17)
     def test_a_hung_async_criterion_times_out(self) -> None:
         @criterion("hangs_for_test")
         async def hangs(ctx: CriterionContext) -> float:

@@ -128,6 +128,7 @@ def test_config_round_trip(tmp_path: Path) -> None:
     assert EvalConfig.load(config.save(tmp_path / "config.json")) == config
 
 
+@pytest.mark.promise(13)
 def test_bad_config_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such file"):
         EvalConfig.load(tmp_path / "missing.json")

@@ -102,6 +102,7 @@ class TestLlmJudge:
         assert result.error is not None and "the LLM judge did not run: no LLM judge is configured" in result.error
 
 
+@pytest.mark.promise(16)
 class TestAgentOutputIsData:
     """Reliability promise 16: what the agent wrote reaches the judge as data in its own block."""
 

@@ -96,6 +96,7 @@ DEFECTS: list[tuple[Callable[[], Any], tuple[Any, ...], Any, str]] = [
 ]
 
 
+@pytest.mark.promise(13)
 @pytest.mark.parametrize(("form", "where", "value", "message"), DEFECTS,
                          ids=[f"{d[0].__name__}-{'.'.join(map(str, d[1][-2:]))}" for d in DEFECTS])
 def test_a_value_of_the_wrong_type_names_the_file_and_the_json_path(

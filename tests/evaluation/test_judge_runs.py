@@ -160,6 +160,7 @@ class TestLiveRuns:
                 .add_case("Weather in Lima?", "18 C in Lima.", case_id="lima")
                 .build())
 
+    @pytest.mark.promise(19)
     def test_an_agent_file_scored_by_the_judge_end_to_end_with_spans_and_no_key(
             self, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
         key = "sk-test-judge-key-0123456789"
@@ -200,6 +201,7 @@ class TestLiveRuns:
                       + "".join(str(dict(s.attributes or {})) + str(s.status) for s in exporter.get_finished_spans()))
         assert key not in everything
 
+    @pytest.mark.promise(12, 15)
     def test_judge_failures_are_data_and_every_other_case_and_criterion_is_scored(self, tmp_path: Path) -> None:
         """Reliability promise 12: garbage and a hang each error one case's judge result."""
         def script(request: Request) -> Reply:

@@ -131,6 +131,7 @@ def test_generated_thread_ids_differ_between_cases(exported: InMemorySpanExporte
     assert len(set(threads)) == 2
 
 
+@pytest.mark.promise(12)
 def test_failures_are_data_and_other_cases_still_score(exported: InMemorySpanExporter) -> None:
     def moody(query: str) -> str:
         if query == "explode":
@@ -163,6 +164,7 @@ def _raise_secret(query: str) -> str:
     raise ValueError(f"upstream refused key sk-{query}")  # the raising line
 
 
+@pytest.mark.promise(19)
 def test_an_agent_exception_keeps_its_frame_and_traceback_redacted(
         exported: InMemorySpanExporter) -> None:
     from agenteval_otel.tracing import ContentPolicy, active_policy, set_active_policy
@@ -214,6 +216,7 @@ def test_repeated_runs_carry_the_first_agent_error(exported: InMemorySpanExporte
     assert result.error_type == "KeyError" and "every_other" in (result.traceback or "")
 
 
+@pytest.mark.promise(17)
 def test_case_timeout(exported: InMemorySpanExporter) -> None:
     async def slow(query: str) -> str:
         await asyncio.sleep(5 if query == "slow" else 0)
@@ -253,6 +256,7 @@ def test_tags_filter(exported: InMemorySpanExporter) -> None:
     assert [r.eval_id for r in report.results] == ["a"]
 
 
+@pytest.mark.promise(12)
 def test_judge_criteria_error_rather_than_score(exported: InMemorySpanExporter) -> None:
     report = evaluate(EvalSetBuilder.quick(("q", "a")), lambda q: "a", EvalConfig.default())
     judge = next(r for r in report.results[0].criterion_results if r.criterion == "llm_judge")
@@ -348,6 +352,7 @@ def test_an_agent_error_that_cannot_be_printed_is_an_errored_case(exported: InMe
     assert agent_span.attributes[attr.ERROR_TYPE] == "_Unprintable"
 
 
+@pytest.mark.promise(17)
 def test_a_hung_sync_agent_is_abandoned_and_the_run_ends_on_time(
     exported: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -372,6 +377,7 @@ def test_a_hung_sync_agent_is_abandoned_and_the_run_ends_on_time(
                if record.levelname == "WARNING")
 
 
+@pytest.mark.promise(17)
 def test_cli_run_exits_on_time_with_a_hung_sync_agent(tmp_path: Path) -> None:
     (tmp_path / "hung_agent.py").write_text(
         "import time\n\n\ndef agent(query: str) -> str:\n    time.sleep(30)\n    return 'late'\n")

@@ -161,6 +161,7 @@ def _weather_runs(path: Path, *replies: str) -> EvalSet:
     return eval_set
 
 
+@pytest.mark.promise(18)
 def test_the_latest_run_is_scored_and_older_ones_are_set_aside(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     traces = tmp_path / "agenteval-traces.jsonl"
@@ -173,6 +174,7 @@ def test_the_latest_run_is_scored_and_older_ones_are_set_aside(
     assert "set 1 older run(s) aside" in caplog.text
 
 
+@pytest.mark.promise(18)
 def test_newest_first_sources_still_score_the_latest_run() -> None:
     old = Trajectory(eval_id="c", user_input="q", final_response="good", trace_ids=["old"], start_ns=10)
     new = Trajectory(eval_id="c", user_input="q", final_response="bad", trace_ids=["new"], start_ns=20)
@@ -181,6 +183,7 @@ def test_newest_first_sources_still_score_the_latest_run() -> None:
     assert [[t.trace_ids[0] for t in run] for run in match.runs] == [["new"]] and match.set_aside == 1
 
 
+@pytest.mark.promise(18)
 def test_all_runs_are_scored_as_repeated_runs(tmp_path: Path) -> None:
     traces = tmp_path / "agenteval-traces.jsonl"
     eval_set = _weather_runs(traces, "Sunny in Paris.", "I cannot help with that.")
@@ -195,6 +198,7 @@ def test_all_runs_are_scored_as_repeated_runs(tmp_path: Path) -> None:
         evaluate_traces(eval_set, traces, runs="oldest")  # type: ignore[arg-type]
 
 
+@pytest.mark.promise(18)
 def test_multi_turn_runs_sharing_a_thread_are_split_and_the_latest_kept() -> None:
     case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat",
                                session_input=SessionInput(thread_id="t"))
@@ -210,6 +214,7 @@ def test_multi_turn_runs_sharing_a_thread_are_split_and_the_latest_kept() -> Non
     assert [[t.trace_ids[0] for t in run] for run in every.runs] == [["a0", "a1"], ["b0", "b1"]]
 
 
+@pytest.mark.promise(18)
 def test_multi_turn_conversations_keep_the_latest() -> None:
     case = EvalCase.multi_turn([("Hi", "Hello"), ("Weather?", "Sunny")], eval_id="chat")
     turns = [Trajectory(eval_id="chat", conversation_id=f"chat-{run}", user_input=text,
@@ -266,6 +271,7 @@ def test_gc_thresholds_are_restored_after_a_run(weather_runs: Path) -> None:
     assert gc.get_threshold() == before
 
 
+@pytest.mark.promise(18)
 def test_cli_eval_scores_the_latest_run_or_all_of_them(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         caplog: pytest.LogCaptureFixture) -> None:

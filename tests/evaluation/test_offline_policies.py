@@ -116,6 +116,7 @@ def test_a_held_turn_of_an_unmatched_conversation_is_scored_at_the_end() -> None
     assert [(r.eval_id, r.status) for r in report.results] == [("chat", "passed"), ("t9:b", "failed")]
 
 
+@pytest.mark.promise(14)
 def test_a_resumed_run_scores_only_the_invocations_left(weather_runs: Path, tmp_path: Path) -> None:
     first = evaluate_traces(None, _files(weather_runs)[:2], POLICIES)
     path = tmp_path / "run.jsonl"
@@ -133,6 +134,7 @@ def test_a_resumed_run_scores_only_the_invocations_left(weather_runs: Path, tmp_
     assert [r.eval_id for r in report.results][:len(done)] == list(done)
 
 
+@pytest.mark.promise(14)
 def test_a_resumed_run_does_not_score_the_runs_of_done_cases_as_invocations(weather_runs: Path) -> None:
     eval_set = ground_truth_eval_set(weather_runs)
     eval_set.eval_cases = [case for case in eval_set.eval_cases

@@ -62,6 +62,7 @@ def test_each_query_is_traced_and_recorded_with_its_trajectory(
     assert all(r.peak_memory_bytes is None for r in records)  # overlapping runs share one peak
 
 
+@pytest.mark.promise(12, 17)
 def test_errors_and_timeouts_are_recorded_and_the_run_goes_on(
         tmp_path: Path, traced: tuple[TracerProvider, InMemorySpanExporter]) -> None:
     def agent(query: str) -> str:
@@ -123,6 +124,7 @@ def test_cpu_time_is_the_agents_own_and_memory_is_measured_one_at_a_time(
     assert idle.peak_memory_bytes is not None and idle.peak_memory_bytes < 2_000_000
 
 
+@pytest.mark.promise(14)
 def test_an_interrupted_run_resumes_where_it_stopped(
         tmp_path: Path, traced: tuple[TracerProvider, InMemorySpanExporter]) -> None:
     calls: list[str] = []

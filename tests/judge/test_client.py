@@ -63,6 +63,7 @@ async def test_async_samples_get_a_seed_each() -> None:
     assert sorted(r.body["seed"] for r in server.requests) == [0, 1, 2]
 
 
+@pytest.mark.promise(15)
 def test_429_then_200_waits_the_retry_after_and_succeeds() -> None:
     def script(request: Request) -> Reply:
         return Reply(status=429, headers={"Retry-After": "0.3"}) if request.number == 1 else verdict(1.0)
@@ -76,6 +77,7 @@ def test_429_then_200_waits_the_retry_after_and_succeeds() -> None:
     assert waited >= 0.3  # the server's Retry-After, not the 0.01 s backoff
 
 
+@pytest.mark.promise(15)
 def test_500s_are_retried_with_backoff_then_reported() -> None:
     with serve(lambda r: Reply(status=500)) as server:
         with pytest.raises(JudgeUnavailableError, match=r"did not run: .* answered HTTP 500 after 3 attempts"):
@@ -83,6 +85,7 @@ def test_500s_are_retried_with_backoff_then_reported() -> None:
     assert server.count == 3
 
 
+@pytest.mark.promise(15)
 @pytest.mark.parametrize("status", [400, 401, 404, 422])
 def test_other_http_errors_are_not_retried(status: int) -> None:
     with serve(lambda r: Reply(status=status)) as server:
@@ -92,6 +95,7 @@ def test_other_http_errors_are_not_retried(status: int) -> None:
     assert server.count == (3 if status == 400 else 1)
 
 
+@pytest.mark.promise(15, 20)
 def test_a_hang_past_the_deadline_is_a_timeout_error() -> None:
     with serve(lambda r: Reply(text="{}", delay_s=5)) as server:
         started = time.monotonic()
@@ -100,6 +104,7 @@ def test_a_hang_past_the_deadline_is_a_timeout_error() -> None:
         assert time.monotonic() - started < 1.5
 
 
+@pytest.mark.promise(15, 20)
 def test_a_retry_after_past_the_deadline_fails_at_once() -> None:
     with serve(lambda r: Reply(status=503, headers={"Retry-After": "30"})) as server:
         started = time.monotonic()
@@ -131,6 +136,7 @@ def test_settings_come_from_the_environment_and_a_bad_number_is_named() -> None:
         JudgeSettings.from_env({"AGENTEVAL_JUDGE_MAX_RETRIES": "many"})
 
 
+@pytest.mark.promise(15)
 def test_no_endpoint_and_no_key_is_not_configured() -> None:
     with pytest.raises(JudgeNotConfiguredError, match="no LLM judge is configured"):
         JudgeClient(JudgeSettings()).judge(MESSAGES, Verdict)
@@ -223,6 +229,7 @@ async def test_acomplete_fails_like_a_judgement_and_marks_its_span_as_text() -> 
         await JudgeClient(JudgeSettings()).acomplete(MESSAGES)
 
 
+@pytest.mark.promise(15)
 async def test_the_concurrency_limit_holds_over_every_call() -> None:
     with serve(lambda r: Reply(json.dumps({"score": 1.0}), delay_s=0.1)) as server:
         client = _client(server.url, concurrency=2)
@@ -268,6 +275,7 @@ def test_content_is_not_recorded_when_the_policy_captures_none() -> None:
     assert attr.GEN_AI_OUTPUT_MESSAGES not in (span.attributes or {})
 
 
+@pytest.mark.promise(19)
 def test_a_key_echoed_by_the_server_never_reaches_the_error() -> None:
     key = "sk-echoed-secret-abcdef"
 
@@ -280,6 +288,7 @@ def test_a_key_echoed_by_the_server_never_reaches_the_error() -> None:
     assert key not in str(raised.value) and "[REDACTED]" in str(raised.value)
 
 
+@pytest.mark.promise(16)
 class TestAnswersAreDataNeverCode:
     """Reliability promise 16 for the judge: nothing it answers or we stored is run."""
 

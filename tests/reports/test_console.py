@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from rich.console import Console
 
 from agenteval_otel import EvalReport
@@ -82,6 +83,7 @@ def test_a_wide_console_has_a_column_per_criterion(live_report: EvalReport) -> N
         "case", "status", "trajectory_match", "response_match", "tool_name_match"]
 
 
+@pytest.mark.promise(18)
 def test_the_summary_says_how_many_older_runs_were_set_aside(live_report: EvalReport) -> None:
     results = [live_report.results[0].model_copy(update={"set_aside_runs": 2})]
     offline = EvalReport.from_results("weather", results)

@@ -162,6 +162,7 @@ def test_to_a_grpc_endpoint_both_signals_arrive() -> None:
     assert [(r.trace_id, r.span_id) for r in receiver.logs] == [(TRACE_ID, ROOT_ID)]
 
 
+@pytest.mark.promise(5)
 def test_an_endpoint_that_is_down_neither_blocks_nor_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reliability promise 5: a closed port costs bounded time and raises nothing."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
@@ -177,6 +178,7 @@ def test_an_endpoint_that_is_down_neither_blocks_nor_raises(monkeypatch: pytest.
     assert time.monotonic() - stopping < 2
 
 
+@pytest.mark.promise(7, 20)
 def test_shutdown_against_a_hanging_endpoint_keeps_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reliability promise 7: one overall deadline, the failure reported, later work dropped."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "3")

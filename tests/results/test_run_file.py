@@ -25,6 +25,7 @@ def _result(eval_id: str) -> EvalCaseResult:
     return EvalCaseResult(eval_id=eval_id, passed=True)
 
 
+@pytest.mark.promise(14)
 def test_results_survive_and_resume(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with RunFile(path, "set", CONFIG) as run:
@@ -41,6 +42,7 @@ def test_results_survive_and_resume(tmp_path: Path) -> None:
         assert sorted(run.open(resume=True)) == ["a", "b", "c"]
 
 
+@pytest.mark.promise(14)
 def test_a_last_line_torn_inside_a_character_is_dropped_and_reported(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -102,6 +104,7 @@ def agent(query: str) -> str:
 '''
 
 
+@pytest.mark.promise(14)
 def test_killed_run_resumes_without_rescoring_or_losing_a_case(tmp_path: Path) -> None:
     (tmp_path / "slow_agent.py").write_text(AGENT)
     queries = [f"question {i}" for i in range(12)]

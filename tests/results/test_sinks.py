@@ -68,6 +68,7 @@ def test_sinks_are_evaluation_sinks(tmp_path: Path) -> None:
         assert isinstance(sink, EvaluationSink)
 
 
+@pytest.mark.promise(12)
 def test_a_raising_sink_never_aborts_the_run_nor_starves_the_others(tmp_path: Path, caplog) -> None:
     raising, collecting = Raising(), Collecting()
     config = EvalConfig.default(include_judge=False)
@@ -96,6 +97,7 @@ def test_offline_runs_feed_sinks_too() -> None:
     assert report.summary.passed_cases == 3 and len(collecting.results) == 3
 
 
+@pytest.mark.promise(7)
 def test_group_flush_and_shutdown_report_failure() -> None:
     group = SinkGroup([Collecting(), Raising()])
     assert group.force_flush(timeout=1) is False
@@ -104,6 +106,7 @@ def test_group_flush_and_shutdown_report_failure() -> None:
     assert group.errors == {1: 2}
 
 
+@pytest.mark.promise(12, 17)
 def test_a_hung_criterion_leaves_a_complete_report() -> None:
     @criterion("never_returns_for_test")
     async def never_returns(ctx: CriterionContext) -> float:

@@ -89,6 +89,7 @@ def test_the_format_is_recognised_from_the_content(traces_dir: Path, relative: s
     assert read_spans(traces_dir / relative).format == expected
 
 
+@pytest.mark.promise(13)
 def test_files_that_are_not_traces_are_refused_by_name(tmp_path: Path, weather_runs: Path) -> None:
     from tests.conftest import REPO_ROOT
 

@@ -396,6 +396,7 @@ def _trickle(head: bytes) -> Any:
     return reply
 
 
+@pytest.mark.promise(20)
 @pytest.mark.parametrize("head", [b"", b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"],
                          ids=["status line", "body"])
 def test_a_trickling_server_is_cut_off_at_the_deadline(raw_server: Any, head: bytes) -> None:
@@ -423,6 +424,7 @@ def test_a_body_cut_short_is_a_trace_read_error(raw_server: Any, reply: bytes) -
         JaegerClient(server.url, timeout=2.0).get_trace("ab" * 16)
 
 
+@pytest.mark.promise(20)
 def test_a_body_announced_over_the_size_limit_is_refused_unread(raw_server: Any) -> None:
     server = raw_server(_trickle(b"HTTP/1.1 200 OK\r\nContent-Length: 5000000000\r\n\r\n"))
     started = time.monotonic()
@@ -432,6 +434,7 @@ def test_a_body_announced_over_the_size_limit_is_refused_unread(raw_server: Any)
     assert time.monotonic() - started < 1.0
 
 
+@pytest.mark.promise(20)
 def test_a_body_that_grows_over_the_size_limit_stops_being_read(raw_server: Any) -> None:
     def growing(connection: socket.socket, stop: threading.Event) -> None:
         connection.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")

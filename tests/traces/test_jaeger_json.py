@@ -165,6 +165,7 @@ def _query_response() -> dict[str, Any]:
     }]}
 
 
+@pytest.mark.promise(13)
 def test_every_field_of_a_wrong_type_is_a_trace_read_error_or_a_skipped_line(tmp_path: Path) -> None:
     whole, lines = tmp_path / "one.json", tmp_path / "lines.jsonl"
     good = orjson.dumps(_query_response())
@@ -186,6 +187,7 @@ def test_every_field_of_a_wrong_type_is_a_trace_read_error_or_a_skipped_line(tmp
         assert len(spans) == 2 if trace_file.skipped_lines else len(spans) in (2, 3), where
 
 
+@pytest.mark.promise(13)
 @pytest.mark.parametrize(
     ("change", "json_path"),
     [

@@ -104,6 +104,7 @@ def test_write_then_read_lines(tmp_path: Path, sdk_spans) -> None:
     assert list(read_otlp_json(path)) == records
 
 
+@pytest.mark.promise(13)
 def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path, sdk_spans) -> None:
     records = [SpanRecord.from_readable_span(span) for span in sdk_spans]
     path = tmp_path / "spans.jsonl"
@@ -119,6 +120,7 @@ def test_corrupt_lines_are_skipped_and_counted(tmp_path: Path, sdk_spans) -> Non
     assert "spanId" in trace_file.skipped[1].reason
 
 
+@pytest.mark.promise(13)
 def test_a_corrupt_first_line_still_reads_as_lines(tmp_path: Path, sdk_spans) -> None:
     path = tmp_path / "spans.jsonl"
     export_lines(sdk_spans, path, spans_per_line=1)
@@ -127,6 +129,7 @@ def test_a_corrupt_first_line_still_reads_as_lines(tmp_path: Path, sdk_spans) ->
     assert len(list(trace_file)) == 3 and trace_file.skipped_lines == [1]
 
 
+@pytest.mark.promise(13)
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -198,6 +201,7 @@ def _full_request() -> dict[str, Any]:
     }]}
 
 
+@pytest.mark.promise(13)
 def test_every_field_of_a_wrong_type_is_a_trace_read_error_naming_the_file(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
     for where, variant in wrong_type_variants(_full_request()):
@@ -210,6 +214,7 @@ def test_every_field_of_a_wrong_type_is_a_trace_read_error_naming_the_file(tmp_p
             pytest.fail(f"{where}: {type(exc).__name__}: {exc}")
 
 
+@pytest.mark.promise(13)
 def test_a_line_with_a_field_of_a_wrong_type_is_skipped_and_the_others_read(tmp_path: Path) -> None:
     good = orjson.dumps(_full_request())
     path = tmp_path / "lines.jsonl"
@@ -225,6 +230,7 @@ def test_a_line_with_a_field_of_a_wrong_type_is_skipped_and_the_others_read(tmp_
         assert len(spans) == 2 if trace_file.skipped_lines else len(spans) in (2, 3), where
 
 
+@pytest.mark.promise(13)
 @pytest.mark.parametrize(
     ("change", "json_path"),
     [
@@ -254,6 +260,7 @@ def test_a_whole_file_defect_names_the_file_and_the_json_path(tmp_path: Path, ch
     assert json_path in trace_file.skipped[0].reason
 
 
+@pytest.mark.promise(13)
 def test_a_jsonl_file_whose_first_lines_are_corrupt_still_reads_as_lines(tmp_path: Path) -> None:
     good = orjson.dumps(_full_request())
     corrupt = [b'{"other": 1}', b'"text"', b"null", b'{"resourceSpans": [{"trunc', b"[1, 2", b"{",

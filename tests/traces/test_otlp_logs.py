@@ -41,6 +41,7 @@ def test_one_request_per_line_and_lists_of_requests(tmp_path: Path) -> None:
         "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174", "hello", "x", 7)
 
 
+@pytest.mark.promise(13)
 @pytest.mark.parametrize(
     ("content", "expected"),
     [

@@ -27,6 +27,7 @@ def test_a_single_request_reads_like_the_sdk_spans(tmp_path: Path, sdk_spans: li
     assert list(trace_file) == [SpanRecord.from_readable_span(span) for span in sdk_spans]
 
 
+@pytest.mark.promise(13)
 def test_a_framed_stream_skips_a_corrupt_frame(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     path = tmp_path / "traces.binpb"
     frames = [encode_spans([span]).SerializeToString() for span in sdk_spans]
@@ -37,6 +38,7 @@ def test_a_framed_stream_skips_a_corrupt_frame(tmp_path: Path, sdk_spans: list[R
     assert trace_file.skipped_lines == [2]
 
 
+@pytest.mark.promise(13)
 def test_a_truncated_last_frame_is_reported(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     path = tmp_path / "traces.binpb"
     payload = encode_spans(sdk_spans).SerializeToString()
@@ -67,6 +69,7 @@ def test_one_protobuf_span(sdk_spans: list[ReadableSpan]) -> None:
     assert record.resource == {"service.name": "x"} and record.scope_name == "agent-lib"
 
 
+@pytest.mark.promise(13)
 def test_a_malformed_span_is_named_by_its_path(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     request = encode_spans(sdk_spans)
     request.resource_spans[0].scope_spans[0].spans[1].span_id = b"\x01\x02\x03"

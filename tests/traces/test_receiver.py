@@ -290,6 +290,7 @@ def test_a_token_is_required_when_set(sink: Sink) -> None:
         assert receiver.counters.refused_unauthorized == 3
 
 
+@pytest.mark.promise(20)
 def test_oversized_bodies_and_gzip_bombs_are_413(sink: Sink) -> None:
     limit = 64 * 1024
     big = _json_request(*[{**GOOD_SPAN, "name": "x" * 1000}] * 100)
@@ -357,6 +358,7 @@ def test_a_failing_consumer_is_500_and_logged(caplog: pytest.LogCaptureFixture) 
     assert "consumer broke" in caplog.text
 
 
+@pytest.mark.promise(20)
 def test_a_body_trickled_past_the_deadline_is_408_in_bounded_time(sink: Sink) -> None:
     with OtlpReceiver(sink.on_spans, http_port=0, request_timeout=0.5) as receiver:
         assert receiver.http_port is not None
@@ -394,6 +396,7 @@ def test_health_shows_the_state_and_counters(receiver: OtlpReceiver) -> None:
 # --- lifecycle ---------------------------------------------------------------------------------
 
 
+@pytest.mark.promise(7)
 def test_stop_meets_its_deadline_with_a_hung_consumer_and_is_idempotent(sink: Sink) -> None:
     sink.gate = threading.Event()  # never set: the consumer hangs until the test ends
     receiver = OtlpReceiver(sink.on_spans, http_port=0, grpc_port=0).start()

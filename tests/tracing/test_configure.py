@@ -158,6 +158,7 @@ def test_traces_exporter_none_turns_export_off(monkeypatch: pytest.MonkeyPatch) 
     handle.shutdown(timeout=1)
 
 
+@pytest.mark.promise(1)
 def test_an_unwritable_traces_file_is_logged_not_raised(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="agenteval_otel.tracing.configure"):
         handle = configure(traces_file=tmp_path / "missing-dir" / "t.jsonl", set_global=False)
@@ -172,6 +173,7 @@ def test_an_unwritable_traces_file_is_logged_not_raised(tmp_path: Path, caplog: 
     handle.shutdown(timeout=1)
 
 
+@pytest.mark.promise(7)
 def test_force_flush_and_shutdown_keep_their_deadlines() -> None:
     exporter = HangingExporter()
     handle = configure(exporter=exporter, set_global=False)

@@ -66,6 +66,7 @@ def test_capture_is_on_by_default(spans: Any) -> None:
     assert CONTENT_KEYS <= seen
 
 
+@pytest.mark.promise(10)
 def test_capture_off_by_configure_leaves_no_content(spans: Any, provider: Any) -> None:
     configure(tracer_provider=provider, set_global=False, capture_content=False)
     _run_every_step()
@@ -81,6 +82,7 @@ def test_capture_off_by_configure_leaves_no_content(spans: Any, provider: Any) -
     assert chat_span.attributes["agenteval.message.role"] == "assistant"
 
 
+@pytest.mark.promise(10)
 @pytest.mark.parametrize(
     ("value", "capture"),
     [
@@ -104,6 +106,7 @@ def test_instrumentations_default_to_no_content(monkeypatch: pytest.MonkeyPatch,
     assert ContentPolicy.from_env(default_capture=False).capture is capture
 
 
+@pytest.mark.promise(10)
 def test_capture_env_off_applies_through_configure(spans: Any, provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CAPTURE_CONTENT_ENV, "NO_CONTENT")
     handle = configure(tracer_provider=provider, set_global=False)
@@ -112,6 +115,7 @@ def test_capture_env_off_applies_through_configure(spans: Any, provider: Any, mo
     assert not {key for span in spans.all() for key in span.attributes} & CONTENT_KEYS
 
 
+@pytest.mark.promise(10)
 def test_explicit_capture_wins_over_the_environment(provider: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CAPTURE_CONTENT_ENV, "NO_CONTENT")
     handle = configure(tracer_provider=provider, set_global=False, capture_content=True)
@@ -129,6 +133,7 @@ def test_unknown_env_value_is_logged_and_capture_stays_on(
 
 
 # --- redaction (promise 10) ----------------------------------------------------------------------
+@pytest.mark.promise(10)
 def test_secret_looking_keys_arrive_redacted_at_any_depth(spans: Any) -> None:
     @tool
     def call_api(url: str, api_key: str, headers: dict[str, Any], max_tokens: int) -> dict[str, Any]:
@@ -174,6 +179,7 @@ def test_key_matching_is_by_words(key: str, redacted: bool) -> None:
     assert ContentPolicy().is_sensitive(key) is redacted
 
 
+@pytest.mark.promise(10)
 def test_redaction_keys_are_extendable_and_patterns_apply_to_text(spans: Any, provider: Any) -> None:
     policy = ContentPolicy(
         redact_keys=(*DEFAULT_REDACT_KEYS, "ssn"),
@@ -203,6 +209,7 @@ def test_redaction_keys_are_extendable_and_patterns_apply_to_text(spans: Any, pr
 
 
 # --- truncation (promise 10) ---------------------------------------------------------------------
+@pytest.mark.promise(10)
 def test_a_1mb_argument_arrives_truncated_with_the_marker(spans: Any) -> None:
     @tool
     def ingest(document: str) -> int:
@@ -218,6 +225,7 @@ def test_a_1mb_argument_arrives_truncated_with_the_marker(spans: Any) -> None:
     assert len(arguments) < limit + 40
 
 
+@pytest.mark.promise(10)
 def test_max_length_is_configurable(spans: Any, provider: Any) -> None:
     configure(tracer_provider=provider, set_global=False, content_policy=ContentPolicy(max_length=10))
 
@@ -321,6 +329,7 @@ def test_bad_policy_arguments_fail_at_construction(bad: dict[str, Any]) -> None:
 
 
 # --- redaction keys add to the defaults; replacing them is explicit ------------------------------
+@pytest.mark.promise(10)
 def test_redact_keys_add_to_the_default_keys(spans: Any, provider: Any) -> None:
     policy = ContentPolicy(redact_keys=("ssn",))
     assert policy.redact_keys == (*DEFAULT_REDACT_KEYS, "ssn")
@@ -351,6 +360,7 @@ def test_replacing_the_default_keys_is_explicit() -> None:
 
 
 # --- a policy given to configure() follows the environment unless it says otherwise --------------
+@pytest.mark.promise(10)
 def test_a_policy_given_to_configure_keeps_the_environments_no_content(
     spans: Any, provider: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,8 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
+
 from agenteval_otel.tracing import (
     ContextThreadPoolExecutor,
     agent,
@@ -27,6 +29,7 @@ def _trajectories(spans: Any) -> dict[int, list[Any]]:
     return by_trace
 
 
+@pytest.mark.promise(11)
 async def test_a_thousand_concurrent_asyncio_runs_never_mix(spans: Any) -> None:
     @tool
     async def fetch(run_id: int, part: int) -> str:
@@ -87,6 +90,7 @@ def _threaded_run(spans: Any, pool_type: type[ThreadPoolExecutor]) -> tuple[Any,
     return root, [s for s in spans.all() if s.name == "execute_tool fetch"]
 
 
+@pytest.mark.promise(11)
 def test_context_thread_pool_carries_the_span_into_workers(spans: Any) -> None:
     root, tools = _threaded_run(spans, ContextThreadPoolExecutor)
     assert len(tools) == 8
@@ -100,6 +104,7 @@ def test_a_plain_thread_pool_loses_the_parent(spans: Any) -> None:
     assert all(t.parent is None for t in tools)
 
 
+@pytest.mark.promise(11)
 def test_concurrent_runs_in_threads_never_mix(spans: Any) -> None:
     @tool
     def step(run_id: int) -> int:
@@ -128,6 +133,7 @@ def test_concurrent_runs_in_threads_never_mix(spans: Any) -> None:
         assert {t.attributes["gen_ai.tool.call.result"] for t in tools} == {str(run_id)}
 
 
+@pytest.mark.promise(11)
 async def test_to_thread_and_run_in_executor_keep_the_context(spans: Any) -> None:
     @tool
     def blocking(i: int) -> int:

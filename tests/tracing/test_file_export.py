@@ -93,6 +93,7 @@ def test_exporter_under_a_real_provider_from_many_threads(tmp_path: Path) -> Non
     assert len(names) == 200 and len(set(names)) == 200
 
 
+@pytest.mark.promise(1)
 def test_exporter_never_raises_and_shutdown_is_idempotent(tmp_path: Path, sdk_spans, caplog) -> None:
     exporter = OtlpJsonFileExporter(tmp_path / "spans.jsonl")
     with caplog.at_level(logging.WARNING, logger="agenteval_otel.tracing.file_export"):

@@ -80,6 +80,7 @@ def test_an_unknown_name_is_a_clear_error_before_anything_is_set_up(installed: P
         configure(exporter=InMemorySpanExporter(), set_global=False, instrument="recordlib")
 
 
+@pytest.mark.promise(8)
 def test_a_missing_or_broken_package_is_one_log_line(installed: Path, monkeypatch, caplog) -> None:
     monkeypatch.setitem(instrumentors.KNOWN_INSTRUMENTORS, "absentlib", "agenteval-instrumentation-absentlib")
     with caplog.at_level(logging.WARNING, logger=instrumentors.__name__):

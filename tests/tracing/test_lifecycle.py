@@ -271,6 +271,7 @@ def test_the_block_makes_the_span_current_and_restores_the_previous_one(spans: A
     assert child.parent is not None and child.parent.span_id == outer.context.span_id
 
 
+@pytest.mark.promise(3)
 def test_an_exception_leaving_the_block_is_recorded_and_propagates_unchanged(spans: Any) -> None:
     original = Failure("boom")
     with pytest.raises(Failure) as caught:
@@ -350,6 +351,7 @@ class Tripwire:
         return "Tripwire()"
 
 
+@pytest.mark.promise(9)
 @pytest.mark.parametrize("make_provider", [trace.NoOpTracerProvider, lambda: TracerProvider(sampler=ALWAYS_OFF)])
 def test_a_non_recording_span_gets_no_attribute_work(monkeypatch: pytest.MonkeyPatch, make_provider: Any) -> None:
     calls: list[str] = []
@@ -372,6 +374,7 @@ def test_a_non_recording_span_gets_no_attribute_work(monkeypatch: pytest.MonkeyP
     handle.shutdown(timeout=1)
 
 
+@pytest.mark.promise(9)
 def test_suppressed_instrumentation_starts_no_span(spans: Any) -> None:
     token = otel_context.attach(otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
     try:
@@ -387,6 +390,7 @@ def test_suppressed_instrumentation_starts_no_span(spans: Any) -> None:
 
 
 # --- errors of ours never reach the caller ----------------------------------------------------------
+@pytest.mark.promise(2, 3)
 @pytest.mark.parametrize(
     ("target", "attribute"),
     [
@@ -424,6 +428,7 @@ def test_an_internal_failure_never_reaches_the_caller(
 
 
 # --- arguments checked --------------------------------------------------------------------------------
+@pytest.mark.promise(1)
 def test_an_unknown_kind_is_logged_and_traces_nothing(spans: Any, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger=LOGGERS):
         with start_step("llm", "x") as run:  # type: ignore[arg-type]
@@ -433,6 +438,7 @@ def test_an_unknown_kind_is_logged_and_traces_nothing(spans: Any, caplog: pytest
     assert spans.all() == []
 
 
+@pytest.mark.promise(1)
 def test_options_that_do_not_apply_are_logged_and_ignored(spans: Any, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger=LOGGERS):
         start_step("node", "misused", call_id="c1", model="m1").end()
@@ -440,6 +446,7 @@ def test_options_that_do_not_apply_are_logged_and_ignored(spans: Any, caplog: py
     assert "gen_ai.tool.call.id" not in spans.attributes("invoke_node misused")
 
 
+@pytest.mark.promise(2)
 def test_steps_started_per_call_log_a_failure_of_ours_once(
     spans: Any, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

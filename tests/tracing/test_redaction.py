@@ -63,6 +63,7 @@ def ours(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]
 
 
 # --- step inputs by parameter name ----------------------------------------------------------------
+@pytest.mark.promise(19)
 def test_a_lone_secret_parameter_is_redacted_as_the_step_input(spans: Any, ours: pytest.LogCaptureFixture) -> None:
     @agent
     def log_in(password: str) -> str:
@@ -94,6 +95,7 @@ def test_a_lone_secret_parameter_is_redacted_as_the_step_input(spans: Any, ours:
     assert messages[0]["parts"][0]["content"] == REDACTED
 
 
+@pytest.mark.promise(19)
 async def test_a_lone_secret_parameter_of_an_async_agent_is_redacted(spans: Any) -> None:
     @agent
     async def log_in(password: str) -> str:
@@ -113,6 +115,7 @@ def test_a_lone_ordinary_parameter_is_recorded_as_it_is(spans: Any) -> None:
     assert spans.attributes("invoke_agent ask")[attr.AGENT_INPUT] == "weather in Oslo?"
 
 
+@pytest.mark.promise(19)
 def test_several_parameters_are_bound_by_name_and_redacted_by_key(spans: Any) -> None:
     @agent
     def log_in(user: str, password: str) -> str:
@@ -132,6 +135,7 @@ def test_several_parameters_are_bound_by_name_and_redacted_by_key(spans: Any) ->
     assert_nowhere(SECRET, spans.all(), [])
 
 
+@pytest.mark.promise(19)
 def test_lifecycle_and_block_inputs_are_redacted_by_key(spans: Any, ours: pytest.LogCaptureFixture) -> None:
     with start_step("agent", "a", input={"user": "ann", "password": SECRET}) as run:
         run.set_result({"token": SECRET})
@@ -157,6 +161,7 @@ class Unprintable(Exception):
         raise RuntimeError(SECRET)
 
 
+@pytest.mark.promise(19)
 def test_patterns_clean_exception_messages_stack_traces_and_status(
     spans: Any, provider: TracerProvider, ours: pytest.LogCaptureFixture
 ) -> None:
@@ -199,6 +204,7 @@ def test_an_exception_whose_str_raises_is_still_recorded(spans: Any, ours: pytes
     assert_nowhere(SECRET, spans.all(), ours.records)
 
 
+@pytest.mark.promise(19)
 def test_long_stack_traces_are_truncated_with_the_marker(spans: Any) -> None:
     set_active_policy(ContentPolicy(max_length=200))
 
@@ -214,6 +220,7 @@ def test_long_stack_traces_are_truncated_with_the_marker(spans: Any) -> None:
 
 
 # --- the same, end to end: a real traces file ----------------------------------------------------
+@pytest.mark.promise(19)
 def test_no_secret_reaches_the_traces_file_or_a_log_record(
     tmp_path: Path, provider: TracerProvider, ours: pytest.LogCaptureFixture
 ) -> None:

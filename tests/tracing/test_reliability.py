@@ -35,6 +35,7 @@ def _ours(caplog: pytest.LogCaptureFixture, level: int = logging.WARNING) -> lis
 
 
 # --- promise 1: nothing of ours raises into the user's code --------------------------------------
+@pytest.mark.promise(1)
 @pytest.mark.parametrize(
     "decorate",
     [
@@ -57,6 +58,7 @@ def test_bad_decorator_options_are_logged_once_and_tolerated(
     assert len(spans.all()) == 1
 
 
+@pytest.mark.promise(1)
 def test_bad_block_arguments_are_logged_and_tolerated(spans: Any, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger=LOGGERS):
         with trace_step.tool(None, arguments="not a mapping") as step:  # type: ignore[arg-type]
@@ -65,12 +67,14 @@ def test_bad_block_arguments_are_logged_and_tolerated(spans: Any, caplog: pytest
     assert spans.all()[0].name == "execute_tool tool"
 
 
+@pytest.mark.promise(1)
 def test_decorating_something_not_callable_leaves_it_alone(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger=LOGGERS):
         assert tool()(42) == 42  # type: ignore[call-overload, type-var]
     assert len(_ours(caplog)) == 1
 
 
+@pytest.mark.promise(1)
 def test_unserialisable_arguments_and_results_are_tolerated(spans: Any) -> None:
     class Weird:
         def __repr__(self) -> str:
@@ -90,6 +94,7 @@ def test_unserialisable_arguments_and_results_are_tolerated(spans: Any) -> None:
     assert attributes["gen_ai.tool.call.arguments"].startswith('{"value":"<Weird')
 
 
+@pytest.mark.promise(1)
 def test_calls_after_shutdown_are_tolerated(provider: TracerProvider, caplog: pytest.LogCaptureFixture) -> None:
     exporter = InMemorySpanExporter()
     handle = configure(exporter=exporter, set_global=False)
@@ -107,6 +112,7 @@ def test_calls_after_shutdown_are_tolerated(provider: TracerProvider, caplog: py
 
 
 # --- promise 2: a failure of ours leaves the user's call untouched -------------------------------
+@pytest.mark.promise(2)
 @pytest.mark.parametrize(
     ("target", "attribute"),
     [
@@ -152,6 +158,7 @@ def test_an_internal_failure_leaves_the_call_untouched(
     assert len(logged) <= 3  # once per step at WARNING; repeats go to DEBUG
 
 
+@pytest.mark.promise(2)
 def test_an_internal_failure_in_a_generator_leaves_it_untouched(
     spans: Any, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,6 +180,7 @@ def _raising_frames(error: BaseException) -> list[str]:
     return [frame.name for frame in traceback.extract_tb(error.__traceback__)]
 
 
+@pytest.mark.promise(3)
 def test_sync_exception_is_the_same_object_with_its_traceback(spans: Any) -> None:
     original = Failure("boom")
 
@@ -190,6 +198,7 @@ def test_sync_exception_is_the_same_object_with_its_traceback(spans: Any) -> Non
     assert span.status.description == "Failure: boom"
 
 
+@pytest.mark.promise(3)
 async def test_async_exception_is_the_same_object_with_its_traceback(spans: Any) -> None:
     original = Failure("async boom")
 
@@ -205,6 +214,7 @@ async def test_async_exception_is_the_same_object_with_its_traceback(spans: Any)
     assert spans.named("invoke_agent fails").attributes["error.type"] == "Failure"
 
 
+@pytest.mark.promise(3)
 async def test_generator_exceptions_are_the_same_objects(spans: Any) -> None:
     sync_error, async_error = Failure("gen"), Failure("agen")
 
@@ -227,6 +237,7 @@ async def test_generator_exceptions_are_the_same_objects(spans: Any) -> None:
     assert {s.attributes["error.type"] for s in spans.all()} == {"Failure"}
 
 
+@pytest.mark.promise(3)
 def test_base_exceptions_propagate_too(spans: Any) -> None:
     @tool
     def interrupt() -> None:
@@ -252,6 +263,7 @@ class RaisingProcessor(SpanProcessor):
             raise RuntimeError("evaluator failed in on_end")
 
 
+@pytest.mark.promise(4)
 def test_processors_added_by_configure_are_isolated(caplog: pytest.LogCaptureFixture) -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -272,6 +284,7 @@ def test_processors_added_by_configure_are_isolated(caplog: pytest.LogCaptureFix
     handle.shutdown(timeout=1)
 
 
+@pytest.mark.promise(4)
 @pytest.mark.parametrize(("on_start", "on_end"), [(True, False), (False, True)])
 def test_a_raising_processor_on_the_provider_never_reaches_the_user(
     spans: Any, provider: TracerProvider, caplog: pytest.LogCaptureFixture, on_start: bool, on_end: bool
@@ -290,6 +303,7 @@ def test_a_raising_processor_on_the_provider_never_reaches_the_user(
 
 
 # --- promise 5: an OTLP endpoint that is down never blocks or crashes the app ---------------------
+@pytest.mark.promise(5)
 def test_a_down_endpoint_never_blocks_span_ends(monkeypatch: pytest.MonkeyPatch, closed_port: int) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port}")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
@@ -325,6 +339,7 @@ class Tripwire:
         return "Tripwire()"
 
 
+@pytest.mark.promise(9)
 @pytest.mark.parametrize("make_provider", [trace.NoOpTracerProvider, lambda: TracerProvider(sampler=ALWAYS_OFF)])
 async def test_non_recording_spans_get_no_attribute_work(monkeypatch: pytest.MonkeyPatch, make_provider: Any) -> None:
     calls: list[str] = []
@@ -361,6 +376,7 @@ async def test_non_recording_spans_get_no_attribute_work(monkeypatch: pytest.Mon
     handle.shutdown(timeout=1)
 
 
+@pytest.mark.promise(9)
 def test_suppressed_instrumentation_makes_no_spans(spans: Any) -> None:
     @tool
     def ping() -> str:

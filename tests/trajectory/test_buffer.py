@@ -107,6 +107,7 @@ def test_rooted_traces_are_evicted_when_no_rootless_one_is_left() -> None:
     assert (trace.trace_id, trace.reason, trace.has_root, trace.complete) == ("a", "evicted", True, False)
 
 
+@pytest.mark.promise(6)
 def test_spans_beyond_the_bound_of_a_trace_are_dropped_and_counted() -> None:
     buffer: TraceBuffer[str] = TraceBuffer(max_spans_per_trace=2)
     for index in range(4):

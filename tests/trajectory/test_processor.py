@@ -116,6 +116,7 @@ def test_a_remote_parent_makes_a_local_root(provider: TracerProvider) -> None:
     assert received and received[0].trace_ids == [format(0xABC, "032x")]
 
 
+@pytest.mark.promise(4)
 def test_a_raising_callback_is_logged_and_the_others_still_run(provider: TracerProvider, caplog) -> None:
     received: list[Trajectory] = []
 
@@ -131,6 +132,7 @@ def test_a_raising_callback_is_logged_and_the_others_still_run(provider: TracerP
     assert "callback bug" in caplog.text
 
 
+@pytest.mark.promise(4)
 def test_on_end_never_raises_even_on_a_broken_span(caplog) -> None:
     processor = TrajectoryProcessor()
     with caplog.at_level(logging.WARNING):
@@ -152,6 +154,7 @@ def test_evaluation_spans_are_ignored(provider: TracerProvider) -> None:
     assert received == [] and processor.delivered == 0
 
 
+@pytest.mark.promise(6)
 def test_open_traces_are_bounded_and_drops_are_counted_and_logged_once(
     provider: TracerProvider, caplog
 ) -> None:
@@ -187,6 +190,7 @@ def test_when_too_many_traces_are_open_the_longest_quiet_is_dropped(provider: Tr
     stale.end()
 
 
+@pytest.mark.promise(6)
 def test_spans_per_trace_are_bounded(provider: TracerProvider) -> None:
     received: list[Trajectory] = []
     processor = TrajectoryProcessor(received.append, max_spans_per_trace=3)
@@ -217,6 +221,7 @@ def test_traces_whose_root_never_ends_expire(provider: TracerProvider) -> None:
     assert processor.dropped_traces == 1 and processor.dropped_spans == 1
 
 
+@pytest.mark.promise(6)
 def test_a_full_queue_drops_whole_traces(provider: TracerProvider) -> None:
     release = threading.Event()
     processor = TrajectoryProcessor(lambda t: release.wait(5), max_queued_traces=1)
@@ -232,6 +237,7 @@ def test_a_full_queue_drops_whole_traces(provider: TracerProvider) -> None:
     assert processor.force_flush(5000)
 
 
+@pytest.mark.promise(7)
 def test_force_flush_honours_its_timeout(provider: TracerProvider) -> None:
     release = threading.Event()
     processor = TrajectoryProcessor(lambda t: release.wait(10))
@@ -244,6 +250,7 @@ def test_force_flush_honours_its_timeout(provider: TracerProvider) -> None:
     assert processor.force_flush(5000) is True
 
 
+@pytest.mark.promise(7)
 def test_shutdown_has_one_deadline_is_idempotent_and_drops_later_spans(provider: TracerProvider) -> None:
     release = threading.Event()
     processor = TrajectoryProcessor(lambda t: release.wait(10))
@@ -317,6 +324,7 @@ def test_on_end_reads_nothing_of_the_span_on_the_app_thread() -> None:
     processor.shutdown()
 
 
+@pytest.mark.promise(6)
 def test_spans_waiting_to_be_buffered_are_bounded_and_drops_are_counted_and_logged_once(caplog) -> None:
     hold = threading.Event()
     processor = TrajectoryProcessor(max_pending_spans=5, skip_empty=False)

@@ -30,6 +30,7 @@ def _current() -> list[Any]:
     return [vars(owner)[name] for owner, name in (_resolve(m, a) for m, a, _ in HOOKS)]
 
 
+@pytest.mark.promise(8)
 def test_instrument_twice_is_once_and_uninstrument_restores_the_very_functions(
     uninstrumented: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -49,6 +50,7 @@ def test_instrument_twice_is_once_and_uninstrument_restores_the_very_functions(
     assert Pregel.invoke is originals[0] and ToolNode._run_one is originals[-2]
 
 
+@pytest.mark.promise(8)
 def test_uninstrumented_graphs_make_no_spans(captured: Any) -> None:
     LangGraphInstrumentor().uninstrument()
     router_graph().invoke({"question": "Weather?", "answer": "", "log": []})
@@ -57,6 +59,7 @@ def test_uninstrumented_graphs_make_no_spans(captured: Any) -> None:
     assert captured.spans() == []
 
 
+@pytest.mark.promise(8)
 @pytest.mark.parametrize("requirement", ["langgraph >= 99.0", "agenteval-no-such-library >= 1.0"])
 def test_a_missing_or_too_old_library_is_skipped_with_one_log_line(
     requirement: str, uninstrumented: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
@@ -72,6 +75,7 @@ def test_a_missing_or_too_old_library_is_skipped_with_one_log_line(
     assert len(records) == 1 and requirement.split()[0] in records[0].getMessage()
 
 
+@pytest.mark.promise(8)
 def test_a_hook_missing_from_this_langgraph_is_skipped_with_a_log(
     uninstrumented: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -32,6 +32,7 @@ def _fresh_reports(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(patch, "_reported", set())  # each test sees our first WARNING
 
 
+@pytest.mark.promise(2)
 @pytest.mark.parametrize("reader", READERS)
 def test_a_failing_reader_leaves_the_return_value_untouched(
     reader: str, captured: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
@@ -51,6 +52,7 @@ def test_a_failing_reader_leaves_the_return_value_untouched(
     assert len(captured.trajectories()) == 2
 
 
+@pytest.mark.promise(2)
 def test_the_same_object_comes_back_when_our_code_fails(
     captured: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -67,6 +69,7 @@ def test_the_same_object_comes_back_when_our_code_fails(
         assert factory(None)(lambda *a, **k: returned, router_graph(), args, {}) is returned
 
 
+@pytest.mark.promise(3)
 def test_the_users_exception_is_the_same_object_when_our_code_fails(
     captured: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,6 +95,7 @@ class _Task:
     config: dict[str, Any] = {}
 
 
+@pytest.mark.promise(9)
 def test_suppressed_instrumentation_makes_no_spans_and_reads_nothing(
     captured: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,6 +123,7 @@ def sampled_out() -> Iterator[InMemorySpanExporter]:
         LangGraphInstrumentor().uninstrument()
 
 
+@pytest.mark.promise(9)
 def test_spans_that_do_not_record_get_no_attribute_work(
     sampled_out: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,6 +27,7 @@ QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 # --- promise 8: idempotent, symmetric, skipped when the library is missing or too old ------------
 
 
+@pytest.mark.promise(8)
 def test_instrument_twice_is_once_and_uninstrument_restores_the_very_same_functions(provider, client, exporter):
     originals = [cls.__dict__["create"] for cls in CLASSES]
     instrumentor = OpenAIInstrumentor()
@@ -43,6 +44,7 @@ def test_instrument_twice_is_once_and_uninstrument_restores_the_very_same_functi
     assert len(exporter.get_finished_spans()) == 1
 
 
+@pytest.mark.promise(8)
 def test_a_too_old_openai_is_skipped_with_one_log_line(tmp_path, monkeypatch, caplog) -> None:
     metadata = tmp_path / "openai-0.28.0.dist-info"
     metadata.mkdir()
@@ -68,6 +70,7 @@ def test_the_entry_point_names_the_instrumentor() -> None:
 # --- promise 9: suppression and sampling ---------------------------------------------------------
 
 
+@pytest.mark.promise(9)
 def test_suppressed_instrumentation_makes_a_plain_call(client, instrumented, exporter) -> None:
     with suppress_instrumentation():
         completion = client.chat.completions.create(model="m", messages=QUESTION)
@@ -78,6 +81,7 @@ def test_suppressed_instrumentation_makes_a_plain_call(client, instrumented, exp
     assert exporter.get_finished_spans() == ()
 
 
+@pytest.mark.promise(9)
 def test_no_attribute_work_for_a_span_that_is_not_recording(client, instrument, monkeypatch, tools) -> None:
     calls: list[str] = []
     for module, name in ((request, "tool_definitions"), (patch, "_reply_attributes")):
@@ -98,6 +102,7 @@ def _raise(*args: object) -> None:
     raise RuntimeError("broken extractor")
 
 
+@pytest.mark.promise(2)
 def test_an_error_reading_the_reply_leaves_the_return_value_alone(client, instrumented, monkeypatch, caplog):
     monkeypatch.setattr(patch, "_reply_attributes", _raise)
     monkeypatch.setattr(patch, "_reported", set())
@@ -108,6 +113,7 @@ def test_an_error_reading_the_reply_leaves_the_return_value_alone(client, instru
     assert any("recording the reply failed" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.promise(2)
 def test_an_error_reading_the_request_or_chunks_leaves_the_call_and_stream_alone(
     client, instrumented, monkeypatch, caplog, tools, exporter
 ) -> None:
@@ -130,6 +136,7 @@ def test_an_error_reading_the_request_or_chunks_leaves_the_call_and_stream_alone
 # --- content -------------------------------------------------------------------------------------
 
 
+@pytest.mark.promise(10)
 def test_content_is_off_by_default(client, instrument, only_span, monkeypatch, tools) -> None:
     monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
     instrument()

@@ -85,6 +85,7 @@ def test_a_users_parser_named_by_its_dotted_path_or_file_reads_the_reply(
     assert result.error is None and result.scores == {"groundedness": 0.75, "professionalism": 1.0}
 
 
+@pytest.mark.promise(12)
 def test_a_parser_that_returns_no_numbers_or_raises_gives_an_error_result_naming_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "word_parsers.py").write_text(PARSER_MODULE)
@@ -132,6 +133,7 @@ def test_a_model_configuration_with_an_unknown_key_or_bad_json_is_refused(tmp_pa
         GraderModelConfig.load({"temperature": 0})
 
 
+@pytest.mark.promise(12)
 def test_a_reply_that_is_not_json_gives_an_error_result_with_the_reply_and_no_score() -> None:
     with serve(lambda r: Reply("The assistant was great, I'd say 9 out of 10.")) as server:
         result = Grader(TEMPLATE, {"model": "m"}, judge=_judge(server.url)).grade({"content": "x"})
@@ -140,6 +142,7 @@ def test_a_reply_that_is_not_json_gives_an_error_result_with_the_reply_and_no_sc
     assert result.reply == "The assistant was great, I'd say 9 out of 10." and result.usage.calls == 1
 
 
+@pytest.mark.promise(12)
 def test_an_unreachable_or_absent_judge_gives_an_error_result(monkeypatch: pytest.MonkeyPatch) -> None:
     url = _closed_url()
     result = Grader(TEMPLATE, {"model": "m"}, judge=_judge(url)).grade({"content": "x"})

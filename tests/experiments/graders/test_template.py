@@ -21,6 +21,7 @@ def test_a_key_named_like_a_dict_method_reads_the_data() -> None:
     assert InputTemplate("{{ entry.items }}/{{ entry.keys }}").render({"items": "3 rooms", "keys": "2"}) == "3 rooms/2"
 
 
+@pytest.mark.promise(16)
 @pytest.mark.parametrize(
     ("source", "reached_for"),
     [
@@ -56,6 +57,7 @@ def test_a_syntax_error_is_refused_when_the_template_is_read(tmp_path: Path) -> 
         InputTemplate.from_file(tmp_path / "absent.j2")
 
 
+@pytest.mark.promise(16)
 def test_other_errors_in_a_template_name_their_type_and_huge_ranges_are_refused() -> None:
     with pytest.raises(GraderError, match="line 1: ZeroDivisionError"):
         InputTemplate("{{ 1 / 0 }}").render({})
