@@ -433,10 +433,15 @@ class OtlpReceiver:
             try:
                 if length is not None:
                     self._take_bytes(held, length)  # before a byte of the body is read
-                body = await self._body(receive, coding, length, held)
+                body = await self._body(receive, length, held)
+
+                def decompress_and_handle() -> bytes:  # on a worker thread: inflating is no work for the loop
+                    plain = (_gunzip(body, self._max_body, functools.partial(self._take_bytes, held))
+                             if coding == "gzip" else body)
+                    return self._handle(signal, plain, _MEDIA_TYPES[media])
+
                 assert self._pool is not None
-                response = await asyncio.get_running_loop().run_in_executor(
-                    self._pool, self._handle, signal, body, _MEDIA_TYPES[media])
+                response = await asyncio.get_running_loop().run_in_executor(self._pool, decompress_and_handle)
             finally:
                 self._return_bytes(held)
                 self._release()
@@ -472,13 +477,12 @@ class OtlpReceiver:
                            "refused_too_large")
         return coding, length
 
-    async def _body(self, receive: _Receive, coding: str, length: int | None, held: list[int]) -> bytearray:
-        """The request body, decompressed, within the size limits and the request deadline."""
+    async def _body(self, receive: _Receive, length: int | None, held: list[int]) -> bytearray:
+        """The request body as sent, within the size limit and the request deadline."""
         try:
-            body = await asyncio.wait_for(self._read(receive, length, held), self._timeout)
+            return await asyncio.wait_for(self._read(receive, length, held), self._timeout)
         except asyncio.TimeoutError:
             raise _Refused(408, f"the body did not arrive within {self._timeout:g} s", "timed_out") from None
-        return _gunzip(body, self._max_body, lambda size: self._take_bytes(held, size)) if coding == "gzip" else body
 
     async def _read(self, receive: _Receive, length: int | None, held: list[int]) -> bytearray:
         """The body as it arrives: into a buffer of the declared length (taken from the budget
@@ -621,8 +625,9 @@ def _gunzip(body: bytes | bytearray, limit: int, take: Callable[[int], None]) ->
     while True:
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
         while True:
+            wanted = min(_INFLATE_STEP, limit + 1 - len(data))
             try:
-                step = inflater.decompress(rest, min(_INFLATE_STEP, limit + 1 - len(data)))
+                step = inflater.decompress(rest, wanted)
             except zlib.error as exc:
                 raise _Refused(400, f"the gzip body cannot be decompressed ({exc})", "refused_bad_request") from None
             take(len(step))
@@ -631,7 +636,7 @@ def _gunzip(body: bytes | bytearray, limit: int, take: Callable[[int], None]) ->
                 raise _Refused(413, f"the decompressed body is over the limit of {limit} bytes",
                                "refused_too_large")
             rest = inflater.unconsumed_tail
-            if inflater.eof or not rest:
+            if inflater.eof or (not rest and len(step) < wanted):  # a full step may leave output pending
                 break
         if not inflater.eof:
             raise _Refused(400, "the gzip body is truncated", "refused_bad_request")

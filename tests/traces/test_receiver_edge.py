@@ -177,14 +177,11 @@ def test_a_small_body_that_would_decode_into_gigabytes_is_413_before_decoding(
 @pytest.mark.promise(22, 25)
 def test_nine_million_empty_spans_are_refused_in_little_memory_on_both_transports(
         receiver: OtlpReceiver, sink: Sink, decodes: list[int]) -> None:
-    (code, details), elapsed = _timed(lambda: _raw_export(receiver.grpc_port, EMPTY_SPANS))
-    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "more than 65536 spans" in details
-    assert elapsed < 2.0
     (status, _, _), peak = _peak_memory(lambda: post(receiver.http_port, EMPTY_SPANS))
     assert status == 413
     assert peak < len(EMPTY_SPANS) + 4 * MB  # the 18 MB body itself and little more (decoding took 1.6 GB)
-    (code, _), peak = _peak_memory(lambda: _raw_export(receiver.grpc_port, EMPTY_SPANS))
-    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    (code, details), peak = _peak_memory(lambda: _raw_export(receiver.grpc_port, EMPTY_SPANS))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "more than 65536 spans" in details
     assert peak < 2 * len(EMPTY_SPANS) + 4 * MB  # grpcio copies the message once on its way to Python
     assert decodes == [] and sink.spans == []
 
@@ -290,11 +287,13 @@ def test_every_gzip_member_is_read(receiver: OtlpReceiver, sink: Sink) -> None:
     body = gzip.compress(first.SerializeToString()) + gzip.compress(second.SerializeToString())
     assert post(receiver.http_port, body, Content_Encoding="gzip")[0] == 200
     document = _json_spans(4)
-    body = gzip.compress(document[:10]) + gzip.compress(document[10:30]) + gzip.compress(document[30:])
+    body = (gzip.compress(document[:10]) + gzip.compress(document[10:30]) + gzip.compress(document[30:])
+            + gzip.compress(b" " * (3 * MB)))  # a member that inflates in several steps
     assert post(receiver.http_port, body, "application/json", Content_Encoding="gzip")[0] == 200
     assert len(sink.spans) == 9
 
 
+@pytest.mark.promise(20)
 def test_bytes_after_the_gzip_data_are_400_and_the_limit_holds_across_members(sink: Sink) -> None:
     with OtlpReceiver(sink.on_spans, http_port=0, max_body_bytes=64_000) as receiver:
         status, headers, answer = post(receiver.http_port, gzip.compress(_json_spans(1)) + b"trailing junk",
@@ -341,7 +340,7 @@ def test_connections_that_send_no_headers_are_closed_after_the_header_deadline(s
         assert receiver.counters.headers_timed_out == 5  # the gRPC ones are cut by grpcio
 
 
-@pytest.mark.promise(25)
+@pytest.mark.promise(20, 25)
 def test_headers_trickled_a_byte_at_a_time_are_cut_at_the_deadline(sink: Sink) -> None:
     with OtlpReceiver(sink.on_spans, http_port=0, header_timeout=0.5) as receiver:
         assert receiver.http_port is not None
