@@ -418,7 +418,7 @@ def test_stop_meets_its_deadline_with_a_hung_consumer_and_is_idempotent(sink: Si
 
 def test_stop_returns_true_when_idle_and_binds_127_0_0_1_by_default(sink: Sink) -> None:
     receiver = OtlpReceiver(sink.on_spans, http_port=0).start()
-    assert receiver._http is not None and receiver._http.servers[0].sockets[0].getsockname()[0] == "127.0.0.1"
+    assert receiver._http is not None and receiver._http.listener.getsockname()[0] == "127.0.0.1"
     assert receiver.stop(2.0) is True
     assert receiver.stop(2.0) is True
 
