@@ -23,6 +23,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from agenteval_otel.criteria import require_reference_free
     from agenteval_otel.evaluation import EvaluationWorker, Spool, default_memory_budget
+    from agenteval_otel.traces.receiver import DEFAULT_MAX_BODY_BYTES
     from agenteval_otel.tracing import otlp_traces_endpoint
 
     eval_set = load_eval_set(args.evalset)
@@ -34,7 +35,8 @@ def serve(args: argparse.Namespace) -> int:
     if target is None:
         raise ConfigError("say where the verdicts go: --export-results TARGET (an OTLP URL such as "
                           "http://localhost:4318, or a file), or set OTEL_EXPORTER_OTLP_ENDPOINT")
-    memory = args.max_memory or default_memory_budget()  # half for spans held, the rest for the process
+    # 3/8 for the spans held, 1/8 for request bodies in flight, the rest for decoding and the process
+    memory = args.max_memory or default_memory_budget()
     spool = None
     if not args.no_spool:
         try:
@@ -47,7 +49,8 @@ def serve(args: argparse.Namespace) -> int:
             config, eval_set=eval_set, export_target=target, host=args.host,
             http_port=args.port, grpc_port=args.grpc_port, token=token, spool=spool,
             evaluator_options={"sample_rate": args.sample_rate, "settle_s": args.settle,
-                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory // 2},
+                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory * 3 // 8},
+            receiver_options={"max_in_flight_bytes": max(DEFAULT_MAX_BODY_BYTES, memory // 8)},
         ).start()
     except ImportError as exc:  # the serve extra is missing
         raise ConfigError(str(exc)) from None

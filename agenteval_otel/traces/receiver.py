@@ -69,7 +69,7 @@ from agenteval_otel.trajectory.spans import SpanRecord
 if TYPE_CHECKING:
     import grpc
 
-__all__ = ["OtlpReceiver", "ReceiverCounters"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "OtlpReceiver", "ReceiverCounters"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
@@ -156,7 +156,8 @@ class OtlpReceiver:
         retry_after: the seconds a refused sender is told to wait (1).
         workers: the threads that decode and deliver (4).
         health: adds its document (e.g. the consumer's counters) to ``GET /health`` under
-            ``"consumer"``.
+            ``"consumer"``; when that document's ``"status"`` is ``"failing"``, ``/health``
+            answers 503 with status ``"failing"`` (to everyone: a load balancer needs no token).
     """
 
     def __init__(
@@ -512,15 +513,21 @@ class OtlpReceiver:
             raise _Refused(405, f"/health takes GET, not {method}", "refused_bad_request")
         with self._lock:
             state, in_flight = self._state, self._in_flight
-        document: dict[str, Any] = {"status": "ok" if state == "serving" else state}
+        consumer: dict[str, Any] | None = None
+        if self._health_of_consumer is not None:
+            try:
+                consumer = self._health_of_consumer()
+            except Exception:  # noqa: BLE001 - health must answer whatever the consumer does
+                logger.warning("OtlpReceiver: the health callback raised", exc_info=True)
+        failing = state == "serving" and consumer is not None and consumer.get("status") == "failing"
+        document: dict[str, Any] = {"status": "failing" if failing else "ok" if state == "serving" else state}
         if authorized:
-            document.update(status=state, in_flight=in_flight, counters=self.counters.as_dict())
-            if self._health_of_consumer is not None:
-                try:
-                    document["consumer"] = self._health_of_consumer()
-                except Exception:  # noqa: BLE001 - health must answer whatever the consumer does
-                    logger.warning("OtlpReceiver: the health callback raised", exc_info=True)
-        await _respond(send, 200 if state == "serving" else 503, orjson.dumps(document), b"application/json")
+            document.update(status="failing" if failing else state, in_flight=in_flight,
+                            counters=self.counters.as_dict())
+            if consumer is not None:
+                document["consumer"] = consumer
+        healthy = state == "serving" and not failing
+        await _respond(send, 200 if healthy else 503, orjson.dumps(document), b"application/json")
 
     async def _respond_status(self, send: _Send, refused: _Refused, encoding: Encoding) -> None:
         extra: list[tuple[bytes, bytes]] = []
