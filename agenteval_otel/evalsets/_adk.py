@@ -26,7 +26,7 @@ from typing import Any
 
 from agenteval_otel.errors import EvalSetLoadError
 
-__all__ = ["ADK_SOURCE_FORMAT", "eval_set_data", "is_adk_eval_set"]
+__all__ = ["ADK_SOURCE_FORMAT", "eval_set_data", "file_stem", "is_adk_eval_set"]
 
 SOURCE_FORMAT_KEY = "source_format"
 ADK_SOURCE_FORMAT = "google-adk"
@@ -294,7 +294,8 @@ def _legacy_turn(row: Any, at: str) -> dict[str, Any]:
     return turn
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
+    """The name of an eval-set file without its extensions (``weather.evalset.json`` → ``weather``)."""
     name = path.name
     for suffix in (".json", ".evalset", ".test"):
         name = name.removesuffix(suffix)
@@ -306,7 +307,7 @@ def _legacy_session(item: dict[str, Any], index: int, path: Path) -> dict[str, A
     if not isinstance(rows, list) or not rows:
         raise EvalSetLoadError(f"{path}: [{index}].data: expected a non-empty list of turns")
     case: dict[str, Any] = {
-        "eval_id": str(item.get("name") or f"{_stem(path)}-{index}"),
+        "eval_id": str(item.get("name") or f"{file_stem(path)}-{index}"),
         "conversation": [_legacy_turn(row, f"[{index}].data[{number}]") for number, row in enumerate(rows)],
     }
     session = item.get("initial_session")
@@ -331,15 +332,15 @@ def _from_list(data: list[Any], path: Path) -> dict[str, Any]:
             )
     if all("query" in item for item in data):
         return {
-            "eval_set_id": _stem(path),
-            "name": _stem(path),
-            "eval_cases": [{"eval_id": _stem(path),
+            "eval_set_id": file_stem(path),
+            "name": file_stem(path),
+            "eval_cases": [{"eval_id": file_stem(path),
                             "conversation": [_legacy_turn(row, f"[{i}]") for i, row in enumerate(data)]}],
         }
     if all("data" in item for item in data):
         return {
-            "eval_set_id": _stem(path),
-            "name": _stem(path),
+            "eval_set_id": file_stem(path),
+            "name": file_stem(path),
             "eval_cases": [_legacy_session(item, i, path) for i, item in enumerate(data)],
         }
     bad = next(i for i, item in enumerate(data) if "query" not in item and "data" not in item)
