@@ -161,16 +161,21 @@ def _message(content: Any, role: str, at: str, *, keep_empty: bool) -> Any:
 
 
 def _tool_call(call: Any, at: str) -> dict[str, Any]:
-    """An ADK tool call (``{id, name, args}``, or legacy ``{tool_name, tool_input}``) as ours."""
+    """An ADK tool call (``{id, name, args}``, or legacy ``{tool_name, tool_input}``) as ours.
+    A call with no arguments (absent or null: ADK's ``None``) is left without ``args``, so
+    ``ToolCall.model_fields_set`` keeps it apart from ``{}``, as ADK's trajectory match does."""
     if not isinstance(call, dict):
         raise _WrongType(at, "an object (a tool call)", call)
     if "tool_name" in call:
-        return {"name": _string(call["tool_name"], f"{at}.tool_name"),
-                "args": _object(call.get("tool_input"), f"{at}.tool_input")}
-    out: dict[str, Any] = {"name": _string(call.get("name"), f"{at}.name"),
-                           "args": _object(call.get("args"), f"{at}.args")}
-    if call.get("id") is not None:
-        out["call_id"] = call["id"]
+        out: dict[str, Any] = {"name": _string(call["tool_name"], f"{at}.tool_name")}
+        key = "tool_input"
+    else:
+        out = {"name": _string(call.get("name"), f"{at}.name")}
+        key = "args"
+        if call.get("id") is not None:
+            out["call_id"] = call["id"]
+    if call.get(key) is not None:
+        out["args"] = _object(call[key], f"{at}.{key}")
     return out
 
 
