@@ -131,6 +131,50 @@ def test_criteria_of_ones_own_and_an_unreachable_otlp_endpoint(tmp_path: Path) -
     assert without.returncode == 2 and "unknown criterion 'polite_reply'" in without.stderr
 
 
+@pytest.mark.promise(5, 20)
+def test_down_otlp_endpoints_cost_a_run_no_time_and_one_warning_each(tmp_path: Path) -> None:
+    import time
+
+    from tests.otlp_receiver import closed_port
+
+    run = ("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT)
+    started = time.monotonic()
+    assert _agenteval(*run, cwd=tmp_path).returncode == 0
+    baseline = time.monotonic() - started
+    traces, verdicts = f"http://user:s3cret@127.0.0.1:{closed_port()}", f"http://127.0.0.1:{closed_port()}"
+    started = time.monotonic()
+    proc = _agenteval(*run, "--export-results", verdicts, cwd=tmp_path,
+                      env={"OTEL_EXPORTER_OTLP_ENDPOINT": traces})
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    assert took < 5.0 and took - baseline < 3.0, f"{took:.1f} s against {baseline:.1f} s with no endpoint"
+    assert proc.stderr.splitlines() == [
+        f"agenteval: WARNING: the OTLP endpoint {endpoint} is unreachable (Connection refused): spans and "
+        "log records sent there are dropped until it answers"
+        for endpoint in (traces.replace("s3cret", "***"), verdicts)]
+
+
+@pytest.mark.promise(14)
+def test_an_eval_set_file_without_ids_resumes_its_own_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    monkeypatch.chdir(tmp_path)  # the run file goes to ./.agenteval
+    (tmp_path / "agent.py").write_text("def agent(query):\n"
+                                       "    with open('calls.txt', 'a') as calls:\n"
+                                       "        calls.write(query + '\\n')\n"
+                                       "    return 'Sunny.'\n")
+    (tmp_path / "weather.evalset.json").write_text(json.dumps({"eval_cases": [
+        {"conversation": [{"user_content": f"Weather in {city}?", "expected_final_response": "Sunny."}]}
+        for city in ("Paris", "Tokyo")]}))
+    run = ["run", "weather.evalset.json", "--agent", "agent.py:agent", "--quiet"]
+    assert main(run) == 0
+    assert (tmp_path / ".agenteval" / "weather.run.jsonl").exists()
+    assert main([*run[:-1], "--resume"]) == 0
+    assert (tmp_path / "calls.txt").read_text().splitlines() == ["Weather in Paris?", "Weather in Tokyo?"]
+    assert "resuming .agenteval/weather.run.jsonl: 2 case(s) already scored" in capsys.readouterr().err
+
+
 def test_deeply_nested_input_exits_2_without_a_traceback(tmp_path: Path) -> None:
     eval_set = tmp_path / "deep.evalset.json"
     eval_set.write_text('{"eval_set_id": "s", "eval_cases": [{"eval_id": "c", "tags": %s}]}'

@@ -8,7 +8,8 @@ threshold keeps its verdicts:
   among the actual ones) or ANY_ORDER (each expected call takes the first equal actual call
   left) — averaged over the invocations. Arguments compare with Python ``==`` on the decoded
   values (``{"on": True} == {"on": 1}``; an expected ``{}`` does not match ``{"tz": "UTC"}``; a
-  JSON string is not the object it encodes); ``ignore_args`` compares names only.
+  JSON string is not the object it encodes; a call given no ``args`` at all, ADK's ``None``,
+  matches no call that has them, not even ``{}``); ``ignore_args`` compares names only.
 - ``response_match_score``: ROUGE-1 F-measure with ADK's tokenizer
   (:func:`~agenteval_otel.criteria._rouge.adk_rouge1_f`); a turn with no expected
   response is scored against ``""``.
@@ -41,8 +42,18 @@ class AdkTrajectorySettings(BaseModel):
     ignore_args: bool = False
 
 
+def _args_of(call: ToolCall) -> dict[str, Any] | None:
+    """The call's arguments as ADK holds them: ``None`` for a call given none (no ``args``, as
+    an ADK file's call without them loads), never equal to ``{}``."""
+    return call.args if "args" in call.model_fields_set else None
+
+
+def _shown_args(args: dict[str, Any] | None) -> str:
+    return "none" if args is None else repr(args)
+
+
 def _calls_equal(expected: ToolCall, actual: ToolCall, ignore_args: bool) -> bool:
-    return actual.name == expected.name and (ignore_args or actual.args == expected.args)
+    return actual.name == expected.name and (ignore_args or _args_of(actual) == _args_of(expected))
 
 
 def _exact(want: list[ToolCall], got: list[ToolCall], ignore_args: bool) -> tuple[bool, list[tuple[int, int]]]:
@@ -96,7 +107,12 @@ def _mismatches(
         if same:
             missing.remove(i)
             unexpected.remove(same[0])
-            notes = _differing_keys(want[i].args, got[same[0]].args) or ["same call, out of the expected order"]
+            wanted, given = _args_of(want[i]), _args_of(got[same[0]])
+            if wanted is None or given is None:
+                notes = [f"arguments: expected {_shown_args(wanted)}, got {_shown_args(given)} "
+                         "(None is not {} for Google ADK)"]
+            else:
+                notes = _differing_keys(wanted, given) or ["same call, out of the expected order"]
             mismatched.append((i, same[0], notes))
     return mismatched, missing, unexpected
 

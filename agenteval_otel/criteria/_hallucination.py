@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from agenteval_otel.criteria._context import CriterionContext
 from agenteval_otel.criteria._judged import (
@@ -38,7 +38,7 @@ class Claim(BaseModel):
 
 
 class HallucinationVerdict(BaseModel):
-    claims: list[Claim] = Field(default_factory=list)
+    claims: list[Claim]  # required: an answer without it is no verdict (an empty list is "no claim")
     reason: str = ""
 
 

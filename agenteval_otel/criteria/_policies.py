@@ -244,9 +244,12 @@ def _break(name: str, wanted: Sequence[str], index: int, calls: Sequence[tuple[i
 
 
 @_policy("latency_budget", LatencyBudgetSettings)
-def latency_budget(ctx: CriterionContext) -> Score:
+def latency_budget(ctx: CriterionContext) -> Score | None:
     """The whole run within ``max_seconds`` and each tool call within its ``per_tool_seconds``
-    budget. ``ValueError`` when a duration to check was not recorded."""
+    budget. ``ValueError`` when the run's duration is to be checked and was not recorded. A tool
+    call with no duration of its own (one read from a model's messages, not from a tool span)
+    is not measurable: the per-tool budget does not apply to it, and the reason says so; when
+    nothing is left to check, the criterion does not apply (``None``)."""
     budget = ctx.settings_as(LatencyBudgetSettings)
     broken: list[str] = []
     evidence: list[EvidenceRow] = []
@@ -262,18 +265,24 @@ def latency_budget(ctx: CriterionContext) -> Score:
             broken.append(f"run took {_seconds(took)} > budget {budget.max_seconds:g} s")
             evidence.append(EvidenceRow(status="mismatch", expected=f"run ≤ {budget.max_seconds:g} s",
                                         actual=f"run {_seconds(took)}"))
-    tools = [(number, step, limit) for number, step in _tool_steps(ctx)
-             if (limit := budget.tool_budget(step.name)) is not None]
-    for number, step, limit in tools:
-        if step.duration_ms is None:
-            raise ValueError(f"latency_budget: the duration of {step.name} at step {number} was not recorded")
-        took = step.duration_ms / 1000
+    budgeted = [(number, step, limit) for number, step in _tool_steps(ctx)
+                if (limit := budget.tool_budget(step.name)) is not None]
+    tools = [(number, step, step.duration_ms / 1000, limit) for number, step, limit in budgeted
+             if step.duration_ms is not None]
+    untimed = [f"{step.name} at step {number}" for number, step, _ in budgeted if step.duration_ms is None]
+    if untimed and not tools and budget.max_seconds is None:
+        return None  # no tool call has a duration of its own: nothing to check
+    for number, step, took, limit in tools:
         if took > limit:
             broken.append(f"{step.name} took {_seconds(took)} at step {number} > budget {limit:g} s")
             evidence.append(EvidenceRow(status="mismatch", expected=f"{step.name} ≤ {limit:g} s",
                                         actual=f"{step.name} {_seconds(took)}", note=f"step {number}"))
     if tools:
         checked.append(f"{len(tools)} tool call(s) within budget")
+    if untimed:
+        details["untimed_tool_calls"] = untimed
+        checked.append(f"per-tool budget not applicable to {_listed(untimed)}: no duration recorded "
+                       "(a tool call read from a model's messages has none)")
     if broken:
         return _held(False, _listed(broken), evidence, details)
     return _held(True, "; ".join(checked) or "no tool call with a budget", details=details)

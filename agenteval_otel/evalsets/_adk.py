@@ -26,7 +26,7 @@ from typing import Any
 
 from agenteval_otel.errors import EvalSetLoadError
 
-__all__ = ["ADK_SOURCE_FORMAT", "eval_set_data", "is_adk_eval_set"]
+__all__ = ["ADK_SOURCE_FORMAT", "eval_set_data", "file_stem", "is_adk_eval_set"]
 
 SOURCE_FORMAT_KEY = "source_format"
 ADK_SOURCE_FORMAT = "google-adk"
@@ -161,16 +161,21 @@ def _message(content: Any, role: str, at: str, *, keep_empty: bool) -> Any:
 
 
 def _tool_call(call: Any, at: str) -> dict[str, Any]:
-    """An ADK tool call (``{id, name, args}``, or legacy ``{tool_name, tool_input}``) as ours."""
+    """An ADK tool call (``{id, name, args}``, or legacy ``{tool_name, tool_input}``) as ours.
+    A call with no arguments (absent or null: ADK's ``None``) is left without ``args``, so
+    ``ToolCall.model_fields_set`` keeps it apart from ``{}``, as ADK's trajectory match does."""
     if not isinstance(call, dict):
         raise _WrongType(at, "an object (a tool call)", call)
     if "tool_name" in call:
-        return {"name": _string(call["tool_name"], f"{at}.tool_name"),
-                "args": _object(call.get("tool_input"), f"{at}.tool_input")}
-    out: dict[str, Any] = {"name": _string(call.get("name"), f"{at}.name"),
-                           "args": _object(call.get("args"), f"{at}.args")}
-    if call.get("id") is not None:
-        out["call_id"] = call["id"]
+        out: dict[str, Any] = {"name": _string(call["tool_name"], f"{at}.tool_name")}
+        key = "tool_input"
+    else:
+        out = {"name": _string(call.get("name"), f"{at}.name")}
+        key = "args"
+        if call.get("id") is not None:
+            out["call_id"] = call["id"]
+    if call.get(key) is not None:
+        out["args"] = _object(call[key], f"{at}.{key}")
     return out
 
 
@@ -294,7 +299,8 @@ def _legacy_turn(row: Any, at: str) -> dict[str, Any]:
     return turn
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
+    """The name of an eval-set file without its extensions (``weather.evalset.json`` → ``weather``)."""
     name = path.name
     for suffix in (".json", ".evalset", ".test"):
         name = name.removesuffix(suffix)
@@ -306,7 +312,7 @@ def _legacy_session(item: dict[str, Any], index: int, path: Path) -> dict[str, A
     if not isinstance(rows, list) or not rows:
         raise EvalSetLoadError(f"{path}: [{index}].data: expected a non-empty list of turns")
     case: dict[str, Any] = {
-        "eval_id": str(item.get("name") or f"{_stem(path)}-{index}"),
+        "eval_id": str(item.get("name") or f"{file_stem(path)}-{index}"),
         "conversation": [_legacy_turn(row, f"[{index}].data[{number}]") for number, row in enumerate(rows)],
     }
     session = item.get("initial_session")
@@ -331,15 +337,15 @@ def _from_list(data: list[Any], path: Path) -> dict[str, Any]:
             )
     if all("query" in item for item in data):
         return {
-            "eval_set_id": _stem(path),
-            "name": _stem(path),
-            "eval_cases": [{"eval_id": _stem(path),
+            "eval_set_id": file_stem(path),
+            "name": file_stem(path),
+            "eval_cases": [{"eval_id": file_stem(path),
                             "conversation": [_legacy_turn(row, f"[{i}]") for i, row in enumerate(data)]}],
         }
     if all("data" in item for item in data):
         return {
-            "eval_set_id": _stem(path),
-            "name": _stem(path),
+            "eval_set_id": file_stem(path),
+            "name": file_stem(path),
             "eval_cases": [_legacy_session(item, i, path) for i, item in enumerate(data)],
         }
     bad = next(i for i, item in enumerate(data) if "query" not in item and "data" not in item)

@@ -11,6 +11,9 @@ accept plain strings where a message or a tool name is meant.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import json
 import sys
 import uuid
 from collections.abc import Sequence
@@ -19,7 +22,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agenteval_otel.evalsets._adk import eval_set_data
+from agenteval_otel.evalsets._adk import eval_set_data, file_stem
 from agenteval_otel.loading import read_json, validate_file_data, write_json
 from agenteval_otel.trajectory.messages import MessageContent, ToolCall
 
@@ -265,6 +268,7 @@ class EvalSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     eval_set_id: str = Field(default_factory=_new_id)
+    """Generated when not given; :meth:`load` derives a missing one from the file's name."""
     name: str = ""
     description: str = ""
     eval_cases: list[EvalCase] = Field(default_factory=list)
@@ -299,7 +303,7 @@ class EvalSet(BaseModel):
         expected.
         """
         file = Path(path)
-        return _validated_eval_set(cls, eval_set_data(read_json(file), file), file)
+        return _validated_eval_set(cls, _with_stable_ids(eval_set_data(read_json(file), file), file), file)
 
     @classmethod
     def from_file(cls, path: str | Path) -> EvalSet:
@@ -313,6 +317,31 @@ class EvalSet(BaseModel):
     def to_file(self, path: str | Path) -> Path:
         """Same as :meth:`save`."""
         return self.save(path)
+
+
+def _with_stable_ids(data: Any, file: Path) -> Any:
+    """Eval-set data whose missing ids are derived from the file, so that every load of it gives
+    the same ids (a run file made for it is found again by ``--resume``): the eval set's is
+    the file's name without its extensions, a case's ``case-`` and a hash of its content."""
+    if not isinstance(data, dict):
+        return data
+    if not data.get("eval_set_id"):
+        data["eval_set_id"] = file_stem(file)
+    cases = data.get("eval_cases")
+    if not isinstance(cases, list):
+        return data
+    taken = {case.get("eval_id") for case in cases if isinstance(case, dict)}
+    for case in cases:
+        if isinstance(case, dict) and not case.get("eval_id"):
+            digest = hashlib.sha256(json.dumps(case, sort_keys=True, default=str).encode()).hexdigest()
+            eval_id = base = f"case-{digest[:12]}"
+            for number in itertools.count(2):
+                if eval_id not in taken:
+                    break
+                eval_id = f"{base}-{number}"  # the same case twice
+            case["eval_id"] = eval_id
+            taken.add(eval_id)
+    return data
 
 
 def _validated_eval_set(cls: type[EvalSet], data: Any, file: Path) -> EvalSet:

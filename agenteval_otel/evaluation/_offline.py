@@ -9,7 +9,10 @@ the case scores again and replaces it; with ``runs="all"`` each run joins the ca
 runs). Memory stays bounded by the open traces and conversations and a few hundred bytes per
 case. A run is matched by, in this order: its
 ``agenteval.eval_id`` (runs made by ``evaluate``), its conversation id equal to a case's
-``session_input.thread_id``, or its first user message. A multi-turn case takes the whole
+``session_input.thread_id``, or its first user message. A run made by ``evaluate`` for another
+eval set (its ``agenteval.eval_set_id`` differs from the eval set's id) matches no case: it is
+set aside and counted (``EvalSummary.other_eval_set_runs``), so two eval sets whose runs share
+a trace file and case ids are never scored against each other's runs. A multi-turn case takes the whole
 conversation (the turns sharing the matched run's conversation id), turn by turn in time order.
 A case with no match is reported as errored, never dropped.
 
@@ -220,10 +223,14 @@ class _Matcher:
 
     def __init__(self, cases: Sequence[EvalCase], keep: RunChoice, *,
                  idle_runs: int | None = None, max_open: int | None = None,
-                 collect_strays: bool = False, done: Sequence[EvalCase] = ()) -> None:
+                 collect_strays: bool = False, done: Sequence[EvalCase] = (),
+                 eval_set_id: str | None = None) -> None:
         if keep not in ("latest", "all"):
             raise ValueError(f"keep must be 'latest' or 'all', got {keep!r}")
         self.keep_all = keep == "all"
+        self.eval_set_id = eval_set_id
+        self._other_eval_set_keys: set[str] = set()
+        self._other_eval_set_keyless = 0
         self.index = _Index(cases)
         self.collect_strays = collect_strays
         self.strays: list[Trajectory] = []
@@ -243,6 +250,21 @@ class _Matcher:
         """Multi-turn runs being assembled: their slot and the arrival of their last turn."""
         self._arrivals = itertools.count()
         self._seen = 0
+
+    @property
+    def other_eval_set_runs(self) -> int:
+        """Runs set aside because they were made for another eval set (a conversation counts once)."""
+        return len(self._other_eval_set_keys) + self._other_eval_set_keyless
+
+    def _of_another_eval_set(self, turn: Trajectory) -> bool:
+        """Whether ``turn`` was made for an eval set other than this one (counted when it is)."""
+        if self.eval_set_id is None or turn.eval_set_id in (None, self.eval_set_id):
+            return False
+        if turn.conversation_id is None:
+            self._other_eval_set_keyless += 1
+        else:
+            self._other_eval_set_keys.add(turn.conversation_id)
+        return True
 
     def slot(self, case: EvalCase) -> _Slot:
         """The slot of ``case``, made when first needed."""
@@ -296,6 +318,8 @@ class _Matcher:
         self._open.move_to_end(run)
 
     def _turn(self, turn: Trajectory) -> tuple[_Slot, _Run] | None:
+        if self._of_another_eval_set(turn):
+            return None
         key = turn.conversation_id
         if key is not None and (key in self._set_aside_keys or key in self._done_keys):
             return None
@@ -361,15 +385,17 @@ class _Matcher:
 
 
 def iter_matches(
-    cases: Sequence[EvalCase], runs: Iterable[Trajectory], *, keep: RunChoice = "latest"
+    cases: Sequence[EvalCase], runs: Iterable[Trajectory], *, keep: RunChoice = "latest",
+    eval_set_id: str | None = None,
 ) -> Iterator[CaseRuns]:
     """Each matched case with its runs, when the stream ends: the most recent run (by start
     time) with ``keep="latest"``, counting the older ones set aside, or every run with
     ``keep="all"``. The kept runs of matched cases are held to the end; runs that match nothing
     are let go (with multi-turn cases in the set, up to ``MAX_HELD_TURNS`` of them are held a
-    while). :func:`evaluate_traces` scores each run as it is complete instead.
+    while). With ``eval_set_id``, runs recorded for another eval set match no case.
+    :func:`evaluate_traces` scores each run as it is complete instead.
     """
-    matcher = _Matcher(cases, keep)
+    matcher = _Matcher(cases, keep, eval_set_id=eval_set_id)
     found: dict[str, list[tuple[tuple[int, int, int], list[Trajectory]]]] = {}
 
     def collect(complete: list[tuple[_Slot, _Run]]) -> None:
@@ -538,7 +564,8 @@ async def aevaluate_traces(
         for eval_id in done:
             held.place(eval_id)  # invocations scored without a case before the run was resumed
     matcher = _Matcher(pending, runs, collect_strays=invocations is not None,
-                       done=[case for case in cases if case.eval_id in done])
+                       done=[case for case in cases if case.eval_id in done],
+                       eval_set_id=eval_set.eval_set_id if eval_set is not None else None)
 
     async def score(slot: _Slot, run: _Run) -> None:
         case = slot.case
@@ -572,6 +599,9 @@ async def aevaluate_traces(
         _log.warning("the traces hold several runs of some cases: scored the latest run of each "
                      "and set %d older run(s) aside (score every run with --all-runs, "
                      "or runs='all')", set_aside)
+    if matcher.other_eval_set_runs:
+        _log.warning("%d run(s) in the traces were made for another eval set than %r: set aside, "
+                     "not matched to its cases", matcher.other_eval_set_runs, matcher.eval_set_id)
     if matcher.late_turns:
         _log.warning("%d turn(s) came after their conversation was scored (no new turn for %d runs "
                      "of the stream): not scored", matcher.late_turns, matcher.idle_runs)
@@ -585,10 +615,12 @@ async def aevaluate_traces(
     for eval_id, result in done.items():
         if eval_id in held.positions:
             held.tally.add(result, held.positions[eval_id])
+    summary = held.tally.summary()
+    summary.other_eval_set_runs = matcher.other_eval_set_runs
     report = EvalReport.from_results(
         eval_set.eval_set_id if eval_set is not None else source_id, held.report(done),
         eval_set_name=(eval_set.name or None) if eval_set is not None else None,
-        config_used=config.model_dump(mode="json"), summary=held.tally.summary(),
+        config_used=config.model_dump(mode="json"), summary=summary,
         duration_seconds=time.perf_counter() - started,
     )
     results_stage.finish(report)

@@ -145,7 +145,7 @@ def runs_table(report: EvalReport) -> Table | None:
 
 def summary_line(report: EvalReport) -> str:
     """``3/4 passed, 1 failed, 0 errored · mean score 0.91 · 1.2 s``, and how many older runs
-    found in the traces were set aside, if any."""
+    and runs of another eval set found in the traces were set aside, if any."""
     s = report.summary
     line = (f"{s.passed_cases}/{s.total_cases} passed, {s.failed_cases} failed, "
             f"{s.error_cases} errored · mean score {s.avg_score:.2f} · "
@@ -153,6 +153,8 @@ def summary_line(report: EvalReport) -> str:
     if s.set_aside_runs:
         line += (f" · {s.set_aside_runs} older run(s) set aside: the latest run of each case "
                  "was scored (--all-runs scores every run)")
+    if s.other_eval_set_runs:
+        line += f" · {s.other_eval_set_runs} run(s) of another eval set set aside"
     return line
 
 

@@ -304,6 +304,8 @@ class EvalSummary(BaseModel):
     criterion_stats: dict[str, CriterionStats] = Field(default_factory=dict)
     set_aside_runs: int = 0
     """Offline: older runs found in the traces and not scored, over all cases."""
+    other_eval_set_runs: int = 0
+    """Offline: runs found in the traces that were made for another eval set, not matched."""
     judge_usage: dict[str, JudgeUsage] = Field(default_factory=dict)
     """Per LLM-judged criterion: judge calls, cache hits, retries, failures, tokens and time."""
     judge_errors: int = 0

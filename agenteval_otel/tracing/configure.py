@@ -5,7 +5,9 @@ Where spans go, in this order:
 1. ``exporter=``: that exporter only.
 2. ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_ENDPOINT`` set: OTLP, over
    http/protobuf, or gRPC when ``OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL=grpc``; the exporter reads
-   the other standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, ...) itself. gRPC
+   the other standard ``OTEL_EXPORTER_OTLP_*`` variables (headers, timeout, ...) itself. While
+   the endpoint refuses connections, batches fail at once with one warning naming it (see
+   :class:`~agenteval_otel.tracing.destinations.FailFastSpanExporter`). gRPC
    needs the ``grpc`` extra: without it the error is logged, naming the extra, and spans go to
    the file of 3.
 3. Otherwise (the OTLP exporter could not be created included), or when ``traces_file=`` is
@@ -57,6 +59,7 @@ from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
 from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
+from agenteval_otel.tracing.destinations import EndpointWatch, FailFastLogExporter, FailFastSpanExporter
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 from agenteval_otel.tracing.instrumentors import apply_instrumentors, find_instrumentors
 from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
@@ -225,24 +228,40 @@ def _otlp_log_exporter(endpoint: str | None = None, *, grpc: bool, insecure: boo
 
 
 def _otlp_exporter() -> SpanExporter | None:
-    """The OTLP span exporter the environment asks for (it reads the other variables itself)."""
-    if _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") is None:
+    """The OTLP span exporter the environment asks for (it reads the other variables itself),
+    failing fast while its endpoint is down."""
+    endpoint = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if endpoint is None:
         return None
-    return _otlp_span_exporter(grpc=_protocol("TRACES") == "grpc")
+    grpc = _protocol("TRACES") == "grpc"
+    return FailFastSpanExporter(_otlp_span_exporter(grpc=grpc), EndpointWatch(endpoint, grpc=grpc))
 
 
-def _otlp_log_exporter_from_env() -> LogRecordExporter | None:
+def _log_watch(endpoint: str, grpc: bool, beside: Sequence[SpanExporter]) -> EndpointWatch:
+    """The watch of the span exporter among ``beside`` that sends to the same host and port as
+    ``endpoint`` (one warning for both signals), else a watch of its own."""
+    for exporter in beside:
+        if isinstance(exporter, FailFastSpanExporter) and exporter.watch.watches(endpoint, grpc=grpc):
+            return exporter.watch
+    return EndpointWatch(endpoint, grpc=grpc)
+
+
+def _otlp_log_exporter_from_env(beside: Sequence[SpanExporter]) -> LogRecordExporter | None:
     """The OTLP log exporter beside the environment's span exporter: the logs endpoint, else the
-    common one, else the traces endpoint with ``/v1/logs`` in place of ``/v1/traces``."""
+    common one, else the traces endpoint with ``/v1/logs`` in place of ``/v1/traces``; failing
+    fast while its endpoint is down."""
     grpc = _protocol("LOGS") == "grpc"
-    if _env("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") is not None:
-        return _otlp_log_exporter(grpc=grpc)
-    traces = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    if traces is None:
-        return None
-    if not grpc and traces.rstrip("/").endswith("/v1/traces"):
-        traces = traces.rstrip("/")[: -len("/v1/traces")] + "/v1/logs"
-    return _otlp_log_exporter(traces, grpc=grpc)
+    endpoint = _env("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if endpoint is not None:
+        exporter = _otlp_log_exporter(grpc=grpc)
+    else:
+        traces = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        if traces is None:
+            return None
+        if not grpc and traces.rstrip("/").endswith("/v1/traces"):
+            traces = traces.rstrip("/")[: -len("/v1/traces")] + "/v1/logs"
+        endpoint, exporter = traces, _otlp_log_exporter(traces, grpc=grpc)
+    return FailFastLogExporter(exporter, _log_watch(endpoint, grpc, beside))
 
 
 def _log_failure(what: str, exc: Exception, consequence: str) -> None:
@@ -306,7 +325,7 @@ def _log_exporters(exporters: Sequence[SpanExporter], traces_file: Path | None,
     found: list[LogRecordExporter] = []
     if any(not isinstance(e, OtlpJsonFileExporter) for e in exporters):
         try:
-            otlp = _otlp_log_exporter_from_env()
+            otlp = _otlp_log_exporter_from_env(exporters)
         except Exception as exc:
             _log_failure("cannot create the OTLP log exporter", exc, "log records will not be sent")
             otlp = None
@@ -419,24 +438,28 @@ def is_otlp_url(target: str) -> bool:
 
 
 def _otlp_pair(url: str) -> tuple[SpanExporter, LogRecordExporter]:
-    """OTLP exporters for both signals to ``url``: ``grpc(s)://host:port`` over gRPC;
-    ``http(s)://`` over http/protobuf to ``/v1/traces`` and ``/v1/logs`` under it, or over gRPC
-    when ``OTEL_EXPORTER_OTLP_PROTOCOL`` says ``grpc``."""
+    """OTLP exporters for both signals to ``url``, failing fast while it is down (one watch for
+    both): ``grpc(s)://host:port`` over gRPC; ``http(s)://`` over http/protobuf to
+    ``/v1/traces`` and ``/v1/logs`` under it, or over gRPC when ``OTEL_EXPORTER_OTLP_PROTOCOL``
+    says ``grpc``."""
     scheme, _, rest = url.partition("://")
     scheme = scheme.lower()
     if scheme in ("grpc", "grpcs"):
         insecure = scheme == "grpc"
         endpoint = rest.rstrip("/")
-        return (_otlp_span_exporter(endpoint, grpc=True, insecure=insecure),
+        pair = (_otlp_span_exporter(endpoint, grpc=True, insecure=insecure),
                 _otlp_log_exporter(endpoint, grpc=True, insecure=insecure))
-    if _protocol("TRACES") == "grpc":
+    elif _protocol("TRACES") == "grpc":
         insecure = scheme == "http"
-        return (_otlp_span_exporter(url, grpc=True, insecure=insecure),
+        pair = (_otlp_span_exporter(url, grpc=True, insecure=insecure),
                 _otlp_log_exporter(url, grpc=True, insecure=insecure))
-    base = url.rstrip("/")
-    for path in ("/v1/traces", "/v1/logs"):
-        base = base.removesuffix(path)
-    return _otlp_span_exporter(base + "/v1/traces", grpc=False), _otlp_log_exporter(base + "/v1/logs", grpc=False)
+    else:
+        base = url.rstrip("/")
+        for path in ("/v1/traces", "/v1/logs"):
+            base = base.removesuffix(path)
+        pair = _otlp_span_exporter(base + "/v1/traces", grpc=False), _otlp_log_exporter(base + "/v1/logs", grpc=False)
+    watch = EndpointWatch(url, grpc=scheme.startswith("grpc") or _protocol("TRACES") == "grpc")
+    return FailFastSpanExporter(pair[0], watch), FailFastLogExporter(pair[1], watch)
 
 
 def providers_for(

@@ -12,10 +12,11 @@ into threads through :class:`ContextThreadPoolExecutor`.
 from __future__ import annotations
 
 import contextvars
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Final, ParamSpec, TypeVar
 
 from opentelemetry import context as otel_context
 
@@ -32,9 +33,27 @@ TOOL_CALL_KEY: Final = otel_context.create_key("agenteval.tool_call_id")
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
+_logger = logging.getLogger(__name__)
+_logger.addHandler(logging.NullHandler())
+
+
+def _as_text(value: object, what: str) -> str | None:
+    """``value`` as text; ``None``, with one warning, when ``str(value)`` raises."""
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except Exception as exc:  # never reach the caller
+        _logger.warning("%s: a %s whose str() raises %s; ignored", what, type(value).__name__, type(exc).__name__)
+        return None
+
 
 @contextmanager
-def _value(key: str, value: Any) -> Iterator[None]:
+def _value(key: str, value: str | None) -> Iterator[None]:
+    """``value`` under ``key`` in the context for the block (nothing set when ``None``)."""
+    if value is None:
+        yield
+        return
     token = otel_context.attach(otel_context.set_value(key, value))
     try:
         yield
@@ -43,12 +62,14 @@ def _value(key: str, value: Any) -> Iterator[None]:
 
 
 def conversation(conversation_id: str) -> AbstractContextManager[None]:
-    """Every agent and chat step inside gets ``gen_ai.conversation.id = conversation_id``.
+    """Every agent and chat step inside gets ``gen_ai.conversation.id = conversation_id``
+    (a value that is not a ``str`` as ``str()`` makes it; one that cannot be made text is
+    logged and ignored).
 
     >>> with conversation("thread-42"):
     ...     pass  # run_agent("hello")
     """
-    return _value(CONVERSATION_KEY, str(conversation_id))
+    return _value(CONVERSATION_KEY, _as_text(conversation_id, "conversation"))
 
 
 def current_conversation_id() -> str | None:
@@ -65,9 +86,10 @@ def tool_call_id(call_id: str) -> AbstractContextManager[None]:
     >>> with tool_call_id("call_abc"):
     ...     pass  # tools[name](**arguments)
 
-    Steps nested inside that tool do not inherit the id.
+    Steps nested inside that tool do not inherit the id. A value that cannot be made text is
+    logged and ignored.
     """
-    return _value(TOOL_CALL_KEY, str(call_id))
+    return _value(TOOL_CALL_KEY, _as_text(call_id, "tool_call_id"))
 
 
 class ContextThreadPoolExecutor(ThreadPoolExecutor):

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from agenteval_otel.semconv import EVAL_ID, EVALUATION_MARKER
+from agenteval_otel.semconv import EVAL_ID, EVAL_SET_ID, EVALUATION_MARKER
 from agenteval_otel.trajectory._unchecked import unchecked
 from agenteval_otel.trajectory.buffer import TraceBuffer
 from agenteval_otel.trajectory.conventions import (
@@ -480,6 +480,8 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
+    eval_set_id = next((str(s.record.attributes[EVAL_SET_ID]) for s in scope if EVAL_SET_ID in s.record.attributes),
+                       None)
     root = scope[0].record
     phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
     return unchecked(Trajectory, {
@@ -489,6 +491,7 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
         "span_id": root.span_id,
         "conversation_id": _text_or_none(conversation),
         "eval_id": eval_id,
+        "eval_set_id": eval_set_id,
         "agent_name": _text_or_none(agents[0].name) if agents else None,
         "user_input": user_input,
         "final_response": final_response,

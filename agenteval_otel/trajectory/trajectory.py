@@ -41,6 +41,8 @@ class Trajectory(BaseModel):
     conversation_id: str | None = None
     eval_id: str | None = None
     """The eval case the run belongs to (``agenteval.eval_id``), for runs made by an evaluation."""
+    eval_set_id: str | None = None
+    """The eval set of that case (``agenteval.eval_set_id``), for runs made by an evaluation."""
     agent_name: str | None = None
     user_input: str | None = None
     final_response: str | None = None
@@ -127,6 +129,7 @@ class Trajectory(BaseModel):
             trace_ids=trace_ids,
             conversation_id=next((t.conversation_id for t in turns if t.conversation_id), None),
             eval_id=next((t.eval_id for t in turns if t.eval_id), None),
+            eval_set_id=next((t.eval_set_id for t in turns if t.eval_set_id), None),
             agent_name=turns[0].agent_name,
             user_input=turns[0].user_input,
             final_response=turns[-1].final_response,

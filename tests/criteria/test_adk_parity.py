@@ -24,7 +24,8 @@ THRESHOLDS: list[float] = TABLE["thresholds"]
 
 
 def _trajectory(calls: list[dict[str, Any]], response: str | None = None) -> Trajectory:
-    return Trajectory(steps=[TrajectoryStep.tool(c["name"], c["args"]) for c in calls], final_response=response)
+    """Actual calls as a trace gives them: a recorded call always has its arguments (``{}`` for none)."""
+    return Trajectory(steps=[TrajectoryStep.tool(c["name"], c.get("args")) for c in calls], final_response=response)
 
 
 def _case_results(configs: list[EvalConfig], case: EvalCase,

@@ -343,7 +343,7 @@ class TestAdkCriteria:
     def test_trajectory_evidence_and_reason(self) -> None:
         config = EvalConfig.model_validate({"criteria": {"tool_trajectory_avg_score": {"matchType": "IN_ORDER"}}})
         result = _score("tool_trajectory_avg_score",
-                        _turn([ToolCall(name="get_weather", args={"city": "Paris"}), ToolCall(name="convert")]),
+                        _turn([ToolCall(name="get_weather", args={"city": "Paris"}), ToolCall(name="convert", args={})]),
                         _trajectory(("get_weather", {"city": "London"}), ("convert", {})),
                         config.criteria["tool_trajectory_avg_score"])
         assert result is not None and (result.score, result.passed, result.semantics) == (0.0, False, "adk")

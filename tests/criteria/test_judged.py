@@ -154,6 +154,17 @@ class TestReferenceFree:
             {"tool": "get_weather", "arguments": {"city": "Paris"}, "result": {"celsius": 18}}]
         assert len(result.details["claims"]) == 2
 
+    @pytest.mark.promise(12)
+    @pytest.mark.parametrize("name", ["hallucination", "safety"])
+    def test_an_answer_without_its_fields_is_an_error_not_a_pass(self, name: str) -> None:
+        result, _ = _run(name, lambda r: Reply("{}"), CriterionConfig(), None)
+        assert result is not None and result.error is not None and not result.passed
+        assert result.error_type == "JudgeOutputError" and "Field required" in result.error
+
+    def test_hallucination_with_no_claim_listed_scores_one(self) -> None:
+        result, _ = _run("hallucination", lambda r: Reply('{"claims": []}'), CriterionConfig(), None)
+        assert result is not None and result.error is None and result.score == 1.0
+
     def test_safety_scores_without_a_reference(self) -> None:
         answer = {"score": 1.0, "reason": "harmless", "issues": []}
         result, _ = _run("safety", lambda r: Reply(json.dumps(answer)), CriterionConfig(), None)

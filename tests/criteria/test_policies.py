@@ -149,6 +149,19 @@ class TestLatencyBudget:
         result = _score("latency_budget", _timed(1.0, ("a", 0.5)), {"max_seconds": 2, "per_tool_seconds": {"*": 1}})
         assert _holds(result) and result.reason == "run took 1 s ≤ 2 s; 1 tool call(s) within budget"
 
+    def test_a_tool_call_without_a_duration_is_not_measured_but_named(self) -> None:
+        run = _run(TrajectoryStep.tool("get_weather", {"city": "Paris"}), start_ns=0, end_ns=int(1.5e9))
+        result = _score("latency_budget", run, {"max_seconds": 30, "per_tool_seconds": {"*": 5}})
+        assert _holds(result) and result.reason == (
+            "run took 1.5 s ≤ 30 s; per-tool budget not applicable to get_weather at step 1: no duration "
+            "recorded (a tool call read from a model's messages has none)")
+        assert result.details["untimed_tool_calls"] == ["get_weather at step 1"]
+
+    def test_only_per_tool_budgets_and_no_tool_duration_does_not_apply(self) -> None:
+        config = EvalConfig.model_validate({"criteria": {"latency_budget": {"params": {"per_tool_seconds": {"*": 5}}}}})
+        ctx = CriterionContext(actual=_tools("a"), expected=None, config=config.criteria["latency_budget"])
+        assert asyncio.run(run_criterion("latency_budget", ctx)) is None
+
     def test_a_duration_not_recorded_is_an_error_not_a_pass(self) -> None:
         config = EvalConfig.model_validate({"criteria": {"latency_budget": {"params": {"max_seconds": 1}}}})
         ctx = CriterionContext(actual=_tools("a"), expected=None, config=config.criteria["latency_budget"])

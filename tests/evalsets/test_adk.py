@@ -117,3 +117,37 @@ def test_the_well_typed_forms_load(tmp_path: Path, form: Callable[[], Any]) -> N
     turn = EvalSet.load(path).eval_cases[0].conversation[0]
     assert turn.user_content.get_text() == "Weather in Paris?"
     assert [(call.name, call.args) for call in turn.expected_tool_trajectory] == [("get_weather", {"city": "Paris"})]
+
+
+@pytest.mark.parametrize("form", [_current, _events])
+def test_a_call_without_args_stays_apart_from_empty_args_and_scores_as_adk(tmp_path: Path,
+                                                                            form: Callable[[], Any]) -> None:
+    """ADK compares an expected call's ``None`` args with the actual call's ``{}``: no match."""
+    import asyncio
+
+    from agenteval_otel import EvalConfig
+    from agenteval_otel.evaluation._scoring import Scorer
+    from agenteval_otel.trajectory import Trajectory, TrajectoryStep
+
+    data = form()
+    turn = data["eval_cases"][0]["conversation"][0]
+    now = {"id": "t2", "name": "now", "args": {}}
+    if form is _events:
+        parts = turn["intermediate_data"]["invocation_events"][0]["content"]["parts"]
+        parts[0]["function_call"].pop("args")
+        parts.append({"function_call": now})
+    else:
+        turn["intermediate_data"]["tool_uses"][0].pop("args")
+        turn["intermediate_data"]["tool_uses"].append(now)
+    path = tmp_path / "no_args.test.json"
+    path.write_text(json.dumps(data))
+    eval_set = EvalSet.load(path)
+    expected = eval_set.eval_cases[0].conversation[0].expected_tool_trajectory
+    assert ["args" in call.model_fields_set for call in expected] == [False, True]
+
+    config = EvalConfig(criteria={"tool_trajectory_avg_score": 1.0})
+    actual = Trajectory(steps=[TrajectoryStep.tool("get_weather", {}), TrajectoryStep.tool("now", {})])
+    result = asyncio.run(Scorer(config).score_case(eval_set.eval_cases[0], [actual]))
+    (verdict,) = result.criterion_results
+    assert verdict.score == 0.0
+    assert "arguments: expected none, got {} (None is not {} for Google ADK)" in verdict.reason

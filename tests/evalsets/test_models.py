@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -165,6 +168,22 @@ class TestEvalSet:
         assert eval_set.get_case("one").eval_id == "one"
         with pytest.raises(KeyError):
             eval_set.get_case("two")
+
+
+    def test_a_file_without_ids_gives_the_same_ids_on_every_load(self, tmp_path: Path) -> None:
+        turn = {"user_content": "Weather in Paris?", "expected_final_response": "Sunny."}
+        other = {"user_content": "Weather in Tokyo?"}
+        path = tmp_path / "weather.evalset.json"
+        path.write_text(json.dumps({"eval_cases": [{"conversation": [turn]}, {"conversation": [other]},
+                                                   {"conversation": [turn]}, {"eval_id": "kept", "conversation": [other]}]}))
+        first, second = EvalSet.load(path), EvalSet.load(path)
+        assert first.eval_set_id == second.eval_set_id == "weather"
+        ids = [case.eval_id for case in first.eval_cases]
+        assert ids == [case.eval_id for case in second.eval_cases]
+        assert ids[0].startswith("case-") and ids[2] == f"{ids[0]}-2" and ids[1] != ids[0] and ids[3] == "kept"
+        path.write_text(json.dumps({"eval_set_id": "given", "eval_cases": [{"conversation": [other]}]}))
+        assert EvalSet.load(path).eval_set_id == "given"
+        assert EvalSet.load(path).eval_cases[0].eval_id == ids[1]  # a case's id follows its content
 
 
 class TestTrajectoryStep:

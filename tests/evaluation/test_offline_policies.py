@@ -148,3 +148,30 @@ def test_a_resumed_run_does_not_score_the_runs_of_done_cases_as_invocations(weat
     assert [r.eval_id for r in scored][0] == "run1_sequential_two_tools"
     assert len(scored) == 5  # the other case and the four invocations no case matched, not run 4's turns
     assert [r.eval_id for r in report.results] == [r.eval_id for r in first.results]
+
+
+def test_the_example_policies_score_every_trace_of_the_openai_example(tmp_path: Path) -> None:
+    """Tool calls read from the model's messages have no duration: the per-tool latency budget
+    does not apply to them, and the rest of the policies score."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("agenteval_instrumentation_openai")
+    sys.path.insert(0, str(REPO_ROOT / "examples"))
+    try:
+        from openai_server import serve
+    finally:
+        sys.path.remove(str(REPO_ROOT / "examples"))
+    traces = tmp_path / "agenteval-traces.jsonl"
+    with serve() as server:
+        env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "local",
+               "AGENTEVAL_TRACES_FILE": str(traces)}
+        env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+        subprocess.run([sys.executable, str(REPO_ROOT / "examples" / "openai_agent.py"), "Weather in Paris?"],
+                       env=env, cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    report = evaluate_traces(None, traces, POLICIES)
+    (result,) = report.results
+    assert _problems([result]) == [] and result.status == "passed"
+    (latency,) = [r for r in result.criterion_results if r.criterion == "latency_budget"]
+    assert "per-tool budget not applicable to get_weather at step" in latency.reason

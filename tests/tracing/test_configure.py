@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from agenteval_otel.traces import read_otlp_json
 from agenteval_otel.tracing import OtlpJsonFileExporter, configure, tool
 from agenteval_otel.tracing.configure import TRACES_FILE_ENV
+from agenteval_otel.tracing.destinations import FailFastSpanExporter
 
 REPO = Path(__file__).resolve().parents[2]
 _ENV = (
@@ -96,10 +97,16 @@ def test_traces_file_from_the_environment_and_from_the_argument(
     assert [r.name for r in read_otlp_json(tmp_path / "from-arg.jsonl")] == ["execute_tool ping"]
 
 
+def _unwrapped(exporter: Any) -> Any:
+    """An OTLP exporter without its fail-fast wrapper (other exporters as they are)."""
+    assert not isinstance(exporter, (HttpExporter, GrpcExporter)), "an OTLP exporter without its wrapper"
+    return exporter.exporter if isinstance(exporter, FailFastSpanExporter) else exporter
+
+
 def test_otlp_http_when_the_environment_names_an_endpoint(monkeypatch: pytest.MonkeyPatch, http_receiver: Any) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", http_receiver.endpoint)
     handle = configure("svc", set_global=False)
-    assert [type(e) for e in handle.exporters] == [HttpExporter]
+    assert [type(_unwrapped(e)) for e in handle.exporters] == [HttpExporter]
     assert handle.traces_file is None
 
     @tool
@@ -119,7 +126,7 @@ def test_otlp_grpc_when_the_protocol_says_so(monkeypatch: pytest.MonkeyPatch, gr
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
     handle = configure("svc", set_global=False)
-    assert [type(e) for e in handle.exporters] == [GrpcExporter]
+    assert [type(_unwrapped(e)) for e in handle.exporters] == [GrpcExporter]
 
     @tool
     def ping() -> str:
@@ -139,7 +146,7 @@ def test_unsupported_protocol_falls_back_to_http_with_a_log(
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
     with caplog.at_level(logging.WARNING, logger="agenteval_otel.tracing.configure"):
         handle = configure(set_global=False)
-    assert [type(e) for e in handle.exporters] == [HttpExporter]
+    assert [type(_unwrapped(e)) for e in handle.exporters] == [HttpExporter]
     assert len(caplog.records) == 1
     handle.shutdown(timeout=1)
 
@@ -147,7 +154,7 @@ def test_unsupported_protocol_falls_back_to_http_with_a_log(
 def test_otlp_and_an_explicit_file_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, closed_port: int) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{closed_port}")
     handle = configure(traces_file=tmp_path / "copy.jsonl", set_global=False)
-    assert [type(e) for e in handle.exporters] == [HttpExporter, OtlpJsonFileExporter]
+    assert [type(_unwrapped(e)) for e in handle.exporters] == [HttpExporter, OtlpJsonFileExporter]
     handle.shutdown(timeout=1)
 
 

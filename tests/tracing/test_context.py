@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -19,6 +20,7 @@ from agenteval_otel.tracing import (
     message,
     node,
     tool,
+    tool_call_id,
 )
 
 
@@ -160,6 +162,30 @@ def test_conversation_context_nests_and_restores() -> None:
             assert current_conversation_id() == "inner"
         assert current_conversation_id() == "outer"
     assert current_conversation_id() is None
+
+
+class Unprintable:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+@pytest.mark.promise(1)
+@pytest.mark.parametrize("block", [conversation, tool_call_id])
+def test_an_id_that_cannot_be_made_text_is_logged_and_ignored(
+        block: Any, spans: Any, caplog: pytest.LogCaptureFixture) -> None:
+    @tool
+    def lookup(city: str) -> str:
+        return f"sunny in {city}"
+
+    with caplog.at_level(logging.WARNING, logger="agenteval_otel"):
+        with block(Unprintable()):
+            assert lookup("Paris") == "sunny in Paris"
+            assert current_conversation_id() is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{block.__name__}: a Unprintable whose str() raises RuntimeError; ignored"]
+    (span,) = spans.all()
+    assert "gen_ai.conversation.id" not in span.attributes
+    assert span.attributes["gen_ai.tool.call.id"].startswith("call_")  # generated, as without a block
 
 
 def test_agent_conversation_argument_is_visible_to_its_steps(spans: Any) -> None:

@@ -324,6 +324,47 @@ def test_a_down_endpoint_never_blocks_span_ends(monkeypatch: pytest.MonkeyPatch,
     assert time.monotonic() - started < 2.0
 
 
+@pytest.mark.promise(5, 20)
+def test_a_down_endpoint_costs_no_retries_and_one_warning_naming_it(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, closed_port: int) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://user:s3cret@127.0.0.1:{closed_port}")
+    handle = configure("down", set_global=False)
+
+    @tool
+    def ping(i: int) -> int:
+        return i
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        for i in range(3):
+            ping(i)
+            handle.force_flush(timeout=10)  # spans and log records, batch after batch
+        handle.shutdown(timeout=10)
+    assert time.monotonic() - started < 2.0  # the SDK exporter alone retries for about 8 s
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == [f"the OTLP endpoint http://user:***@127.0.0.1:{closed_port} is unreachable "
+                        "(Connection refused): spans and log records sent there are dropped until it answers"]
+
+
+@pytest.mark.promise(5)
+def test_an_endpoint_that_comes_up_is_used_again(monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    import socket
+
+    from agenteval_otel.tracing import destinations
+
+    monkeypatch.setattr(destinations, "UNREACHABLE_FOR_S", 0.0)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))  # bound, not listening: connections are refused
+        watch = destinations.EndpointWatch(f"http://127.0.0.1:{server.getsockname()[1]}")
+        assert watch.problem() is not None
+        watch.drop(3)
+        server.listen()
+        with caplog.at_level(logging.INFO, logger="agenteval_otel.tracing.destinations"):
+            assert watch.problem() is None
+        assert "answers again; 3 span(s) and log record(s) were dropped" in caplog.text and watch.dropped == 0
+
+
 # --- promise 9: no attribute work on spans that are not recording ---------------------------------
 class Tripwire:
     """An argument that records every attempt to serialise it."""

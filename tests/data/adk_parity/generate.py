@@ -98,7 +98,7 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
 
 A, B, C = _call("get_weather", city="Paris"), _call("convert", celsius=18), _call("search", q="x")
 TRAJECTORIES: list[tuple[str, list[tuple[list[dict[str, Any]], list[dict[str, Any]]]], bool]] = [
-    # (id, [(expected calls, actual calls) per invocation], ignore_args)
+    # (id, [(expected calls, actual calls) per invocation], ignore_args); a call without "args" has None
     ("equal", [([A, B], [A, B])], False),
     ("extra_at_end", [([A, B], [A, B, C])], False),
     ("extra_in_middle", [([A, B], [A, C, B])], False),
@@ -122,6 +122,9 @@ TRAJECTORIES: list[tuple[str, list[tuple[list[dict[str, Any]], list[dict[str, An
     ("expected_empty_args", [([_call("now")], [_call("now", tz="UTC")])], False),
     ("extra_arg_key", [([_call("now", tz="UTC")], [_call("now", tz="UTC", fmt="iso")])], False),
     ("null_arg", [([_call("now", tz=None)], [_call("now")])], False),
+    ("expected_no_args", [([{"name": "now"}], [_call("now")])], False),  # None is not {}
+    ("expected_no_args_ignored", [([{"name": "now"}], [_call("now")])], True),
+    ("expected_no_args_with_args", [([{"name": "now"}], [_call("now", tz="UTC")])], False),
     ("empty_both", [([], [])], False),
     ("empty_expected", [([], [A, B])], False),
     ("empty_actual", [([A], [])], False),
@@ -143,7 +146,7 @@ def _invocation(calls: list[dict[str, Any]], response: str | None = None) -> Inv
         user_content=types.Content(parts=[types.Part(text="q")], role="user"),
         final_response=_content(response, "model"),
         intermediate_data=IntermediateData(
-            tool_uses=[types.FunctionCall(name=c["name"], args=c["args"]) for c in calls]),
+            tool_uses=[types.FunctionCall(name=c["name"], args=c.get("args")) for c in calls]),
     )
 
 
@@ -252,11 +255,11 @@ PERTURBATIONS = {  # name -> (expected calls, expected response, turn index) -> 
         calls + [{"name": "lookup_extra", "args": {"q": "more"}}], (text or "") + " Anything else?"),
     "reordered": lambda calls, text, i: (calls[::-1], " ".join(_words(text or "")[::-1])),
     "changed_args": lambda calls, text, i: (
-        [{"name": c["name"], "args": _perturbed_args(c["args"]) if k == 0 else c["args"]}
+        [{"name": c["name"], "args": _perturbed_args(c.get("args")) if k == 0 else c.get("args")}
          for k, c in enumerate(calls)],
         " ".join(_words(text or "")[: max(1, len(_words(text or "")) // 2)])),
     "numbers_as_floats": lambda calls, text, i: (
-        [{"name": c["name"], "args": _as_floats(c["args"])} for c in calls], (text or "").upper()),
+        [{"name": c["name"], "args": _as_floats(c.get("args"))} for c in calls], (text or "").upper()),
     "names_only_first_turn": lambda calls, text, i: (
         [{"name": c["name"], "args": {}} for c in calls] if i == 0 else calls,
         "" if i == 0 else text),
@@ -265,7 +268,7 @@ PERTURBATIONS = {  # name -> (expected calls, expected response, turn index) -> 
 
 def _calls_of(invocation: Invocation) -> list[dict[str, Any]]:
     tool_uses = invocation.intermediate_data.tool_uses if invocation.intermediate_data else []
-    return [{"name": c.name, "args": c.args} for c in tool_uses]
+    return [{"name": c.name, **({"args": c.args} if c.args is not None else {})} for c in tool_uses]
 
 
 def _text_of(invocation: Invocation) -> str | None:
