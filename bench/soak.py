@@ -188,6 +188,8 @@ def main() -> None:
     print(f"  acknowledged normal traces: {len(acknowledged)}; lost {len(lost)} (target 0); "
           f"scored more than once {len(twice)}")
     print("  " + out.strip().splitlines()[-1] if out.strip() else "")
+    if lost or twice:
+        print(f"  (kept for a look: {folder}; lost {lost[:5]}, twice {twice[:5]})")
     if lost or verdict == "OVER":
         raise SystemExit(1)
 

@@ -35,7 +35,7 @@ def serve(args: argparse.Namespace) -> int:
     if target is None:
         raise ConfigError("say where the verdicts go: --export-results TARGET (an OTLP URL such as "
                           "http://localhost:4318, or a file), or set OTEL_EXPORTER_OTLP_ENDPOINT")
-    # 3/8 for the spans held, 1/8 for request bodies in flight, the rest for decoding and the process
+    # 1/4 for the spans held, 1/8 for request bodies in flight, the rest for decoding and the process
     memory = args.max_memory or default_memory_budget()
     spool = None
     if not args.no_spool:
@@ -49,7 +49,7 @@ def serve(args: argparse.Namespace) -> int:
             config, eval_set=eval_set, export_target=target, host=args.host,
             http_port=args.port, grpc_port=args.grpc_port, token=token, spool=spool,
             evaluator_options={"sample_rate": args.sample_rate, "settle_s": args.settle,
-                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory * 3 // 8},
+                               "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory // 4},
             receiver_options={"max_in_flight_bytes": max(DEFAULT_MAX_BODY_BYTES, memory // 8)},
         ).start()
     except ImportError as exc:  # the serve extra is missing

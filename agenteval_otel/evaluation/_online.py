@@ -63,6 +63,8 @@ DEFAULT_MAX_QUEUE = 1024
 """Invocations waiting to be scored, at most; more are dropped and counted."""
 MIN_ASSEMBLY_QUEUE = 512
 """Traces whose root has ended waiting to be assembled, at least (``max_queue`` when larger)."""
+FED_OPEN_TRACES = 262_144
+"""Traces held open at once, at most: fed spans are bounded in bytes, this only backs that up."""
 DEFAULT_CONCURRENCY = 8
 """Invocations scored at once on the worker's event loop."""
 DEFAULT_CRITERION_TIMEOUT_S = 60.0
@@ -302,6 +304,7 @@ class OnlineEvaluator(SpanProcessor):
             self._offer, group="invocation", readers=readers, trace_ttl_s=trace_ttl_s,
             max_pending_spans=max_pending_spans, max_queued_traces=max(max_queue, MIN_ASSEMBLY_QUEUE),
             settle_s=settle_s, skip_empty=False, on_trace_done=self._trace_assembled,
+            max_open_traces=FED_OPEN_TRACES,
         )
         self._worker.start()
 
@@ -431,12 +434,12 @@ class OnlineEvaluator(SpanProcessor):
                 if not criteria:
                     counts["sampled_out"] += 1
                     return True
-                if len(self._queue) >= self._max_queue:
+                fed = self._fed.get(trajectory.trace_id or "")
+                if len(self._queue) >= self._max_queue and fed is None:  # fed ones are bounded in bytes
                     counts["dropped"] += 1
                     self._warn_once("queue", f"more than {self._max_queue} invocations wait to be scored; "
                                     "invocations are dropped" + _COUNTED)
                     return False
-                fed = self._fed.get(trajectory.trace_id or "")
                 if fed is not None:
                     fed.jobs += 1
                 self._queue.append(_Job(trajectory, criteria, trajectory.trace_id if fed is not None else None))

@@ -424,11 +424,12 @@ class TrajectoryProcessor(SpanProcessor):
                 self._delivered_traces[trace_id] = None
                 while len(self._delivered_traces) > self._max_pending_logs:
                     self._delivered_traces.popitem(last=False)
-        if len(self._queue) >= self._max_queued:
+        # A fed trace was taken under feed()'s back-pressure and the feeder's own bounds: the
+        # sender was told it is held, so it is queued whatever the count; spans ended here are not.
+        if len(self._queue) >= self._max_queued and not isinstance(trace_id, str):
             self._drop_trace(
                 len(spans), "queue", f"more than {self._max_queued} traces queued; traces are dropped"
             )
-            self._done(trace_id, delivered=False)
             return
         self._queue.append(spans)
         self._work.notify()
