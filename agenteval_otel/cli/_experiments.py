@@ -69,7 +69,7 @@ def run_experiment(args: argparse.Namespace) -> int:
 
     load_criteria_modules(args)
     config = EvalConfig.load(args.config) if args.config else None
-    grader = load_grader_dir(args.grader) if args.grader else None
+    grader = load_grader_dir(args.grader, trust_code=args.trust_grader_code) if args.grader else None
     records = SimulationRecord.load_jsonl(args.run)
     if not records:
         raise ConfigError(f"{args.run}: no simulation record in it (expected one JSON object per query, "
@@ -149,6 +149,9 @@ def add_commands(commands: Any) -> None:
                      help="eval criteria (EvalConfig JSON); reference-based ones use each query's ground truth")
     graded.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
                         help="import a module or .py file whose @criterion functions the config names")
+    graded.add_argument("--trust-grader-code", action="store_true",
+                        help="with --grader: import the directory's parser.py (Python code, run as you); "
+                             "without it a grader directory holding one is refused")
     graded.add_argument("--out", required=True, metavar="EXP.jsonl",
                         help="where the experiment goes: one graded record per line, then a summary line")
     graded.add_argument("--concurrency", type=positive_int, default=4, metavar="N",

@@ -156,12 +156,15 @@ async def arun_experiment(
     threshold: float = DEFAULT_GRADER_THRESHOLD,
     thresholds: Mapping[str, float] | None = None,
     source: str | None = None,
+    trust_code: bool = False,
 ) -> ExperimentResult:
     """Grade every record of a simulation run with ``grader`` (a grader or a grader directory)
     or with the criteria of ``config`` (exactly one), at most ``concurrency`` records at once.
 
     ``judge``: the client the grader or the judge criteria call (``None``: the one the
-    environment configures). ``source`` names the run in the result. See the module docstring.
+    environment configures). ``source`` names the run in the result. ``trust_code``: a grader
+    directory's ``parser.py`` may be imported (without it, such a directory is refused). See the
+    module docstring.
     """
     if (grader is None) == (config is None):
         raise ConfigError("grade an experiment with either a grader or eval criteria (a config), not both or neither")
@@ -170,7 +173,7 @@ async def arun_experiment(
     grade: _GraderGrading | _CriteriaGrading
     if grader is not None:
         described = f"grader {grader}" if isinstance(grader, (str, Path)) else "grader"
-        loaded = grader if isinstance(grader, Grader) else load_grader_dir(grader, judge=judge)
+        loaded = grader if isinstance(grader, Grader) else load_grader_dir(grader, judge=judge, trust_code=trust_code)
         grade = _GraderGrading(loaded, threshold, thresholds or {})
     else:
         assert config is not None
@@ -199,8 +202,10 @@ def run_experiment(
     threshold: float = DEFAULT_GRADER_THRESHOLD,
     thresholds: Mapping[str, float] | None = None,
     source: str | None = None,
+    trust_code: bool = False,
 ) -> ExperimentResult:
     """:func:`arun_experiment` from synchronous code (``await arun_experiment`` in an event loop)."""
     return run_sync(arun_experiment(records, grader=grader, config=config, judge=judge, concurrency=concurrency,
-                                    threshold=threshold, thresholds=thresholds, source=source),
+                                    threshold=threshold, thresholds=thresholds, source=source,
+                                    trust_code=trust_code),
                     "arun_experiment")

@@ -49,7 +49,7 @@ def test_experiment_run_with_a_grader_directory_against_a_local_server(
         monkeypatch.setenv("AGENTEVAL_JUDGE_BASE_URL", server.url)
         monkeypatch.setenv("AGENTEVAL_JUDGE_API_KEY", "local")
         monkeypatch.delenv("AGENTEVAL_JUDGE_CACHE", raising=False)
-        code = main(["experiment", "run", str(run), "--grader", str(EXAMPLE_GRADER), "--out",
+        code = main(["experiment", "run", str(run), "--grader", str(EXAMPLE_GRADER), "--trust-grader-code", "--out",
                      str(tmp_path / "exp.jsonl"), "--concurrency", "2", "--quiet"])
     assert code == 0 and server.count == 2
     assert ExperimentResult.load_jsonl(tmp_path / "exp.jsonl").summary.metrics["groundedness"].mean == 0.75
@@ -96,3 +96,38 @@ def test_bad_input_exits_2_with_a_message_and_no_traceback(
 def test_run_needs_a_grader_or_criteria(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["experiment", "run", "run.jsonl", "--out", "exp.jsonl"])
     assert code == 2 and "one of the arguments --grader --config is required" in capsys.readouterr().err
+
+
+def _grader_with_code(folder: Path, base_url: str | None = None) -> Path:
+    folder.mkdir()
+    (folder / "template.j2").write_text("Rate: {{ entry.content }}")
+    (folder / "model_config.json").write_text(json.dumps({"model": "m", **({"base_url": base_url} if base_url else {})}))
+    (folder / "parser.py").write_text(
+        "import json, pathlib\n"
+        "pathlib.Path(__file__).with_name('imported').write_text('yes')\n"
+        "def parse_grader_response(response):\n    return json.loads(response)\n")
+    return folder
+
+
+@pytest.mark.promise(16)
+def test_a_grader_directorys_parser_runs_only_with_trust_grader_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _write_run(tmp_path / "run.jsonl", ["the answer"])
+    judge_key = "sk-judge-0123456789abcdef"
+    with serve(lambda r: Reply('{"helpfulness": 1.0}')) as judge_server, \
+            serve(lambda r: Reply('{"helpfulness": 1.0}')) as grader_server:
+        grader = _grader_with_code(tmp_path / "grader", base_url=grader_server.url)
+        monkeypatch.setenv("AGENTEVAL_JUDGE_BASE_URL", judge_server.url)
+        monkeypatch.setenv("AGENTEVAL_JUDGE_API_KEY", judge_key)
+        monkeypatch.delenv("AGENTEVAL_JUDGE_CACHE", raising=False)
+        out = str(tmp_path / "exp.jsonl")
+        assert main(["experiment", "run", str(run), "--grader", str(grader), "--out", out, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert f"{grader / 'parser.py'} is Python code and is not run unless trusted: pass --trust-grader-code" in err
+        assert "Traceback" not in err and not (grader / "imported").exists()
+        assert grader_server.count == judge_server.count == 0
+        assert main(["experiment", "run", str(run), "--grader", str(grader), "--trust-grader-code", "--out", out,
+                     "--quiet"]) == 0
+    assert (grader / "imported").exists()
+    assert judge_server.count == 0  # the grader's endpoint was called, without the judge's key
+    assert [r.headers.get("authorization") for r in grader_server.requests] == ["Bearer no-key"]

@@ -58,7 +58,8 @@ def _script(request: Request) -> Reply:
 
 def test_a_grader_directory_grades_each_record_and_a_failing_grade_is_an_errored_record() -> None:
     with serve(_script) as server:
-        result = run_experiment(_run(), grader=EXAMPLE_GRADER, judge=_judge(server.url), concurrency=2)
+        result = run_experiment(_run(), grader=EXAMPLE_GRADER, judge=_judge(server.url), concurrency=2,
+                                trust_code=True)
     assert server.count == 4  # the run whose agent failed is not graded
     assert [r.status for r in result.records] == ["passed", "failed", "errored", "errored", "passed"]
     first, second, garbage, crashed, last = result.records
@@ -86,11 +87,12 @@ def test_a_grader_directory_grades_each_record_and_a_failing_grade_is_an_errored
 
 async def test_per_metric_thresholds_and_an_unreachable_judge_error_every_record_without_a_crash() -> None:
     with serve(_script) as server:
-        result = await arun_experiment(_run()[:2], grader=load_grader_dir(EXAMPLE_GRADER, judge=_judge(server.url)),
+        result = await arun_experiment(_run()[:2], grader=load_grader_dir(EXAMPLE_GRADER, judge=_judge(server.url),
+                                                                          trust_code=True),
                                        thresholds={"professionalism": 0.8})
     assert [r.metric_passed["professionalism"] for r in result.records] == [False, False]
     with serve(lambda r: Reply(status=503)) as server:
-        result = await arun_experiment(_run()[:2], grader=EXAMPLE_GRADER, judge=_judge(server.url))
+        result = await arun_experiment(_run()[:2], grader=EXAMPLE_GRADER, judge=_judge(server.url), trust_code=True)
     assert [r.error_type for r in result.records] == ["JudgeUnavailableError"] * 2
 
 
