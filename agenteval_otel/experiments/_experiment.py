@@ -39,10 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from agenteval_otel.criteria import EvalConfig
-from agenteval_otel.errors import ConfigError
+from agenteval_otel.errors import ConfigError, ExperimentLoadError
 from agenteval_otel.evalsets import EvalCase, Invocation, MessageContent, ToolCall
 from agenteval_otel.evaluation import Scorer, run_sync
-from agenteval_otel.experiments._results import ExperimentRecord, ExperimentResult
+from agenteval_otel.experiments._progress import ProgressFile
+from agenteval_otel.experiments._results import ExperimentRecord, ExperimentResult, is_summary_line
 from agenteval_otel.experiments._simulation import SimulationRecord
 from agenteval_otel.experiments.graders import Grader, load_grader_dir
 from agenteval_otel.judge import JudgeClient
@@ -157,14 +158,21 @@ async def arun_experiment(
     thresholds: Mapping[str, float] | None = None,
     source: str | None = None,
     trust_code: bool = False,
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> ExperimentResult:
     """Grade every record of a simulation run with ``grader`` (a grader or a grader directory)
     or with the criteria of ``config`` (exactly one), at most ``concurrency`` records at once.
 
     ``judge``: the client the grader or the judge criteria call (``None``: the one the
     environment configures). ``source`` names the run in the result. ``trust_code``: a grader
-    directory's ``parser.py`` may be imported (without it, such a directory is refused). See the
-    module docstring.
+    directory's ``parser.py`` may be imported (without it, such a directory is refused).
+
+    ``out``: the experiment's file. Each record is appended to it as one line as soon as it is
+    graded, so an interrupted experiment keeps what it graded; at the end the file is rewritten
+    in query order with its summary line. With ``resume``, the records already in ``out`` are
+    kept and their queries not graded again (whatever their status); a record of a query not in
+    ``records`` raises :class:`ExperimentLoadError`. See the module docstring.
     """
     if (grader is None) == (config is None):
         raise ConfigError("grade an experiment with either a grader or eval criteria (a config), not both or neither")
@@ -172,24 +180,55 @@ async def arun_experiment(
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     grade: _GraderGrading | _CriteriaGrading
     if grader is not None:
-        described = f"grader {grader}" if isinstance(grader, (str, Path)) else "grader"
         loaded = grader if isinstance(grader, Grader) else load_grader_dir(grader, judge=judge, trust_code=trust_code)
+        described = f"grader {loaded.source}" if loaded.source else "grader"
         grade = _GraderGrading(loaded, threshold, thresholds or {})
     else:
         assert config is not None
         described = f"criteria {', '.join(config.enabled())}"
         grade = _CriteriaGrading(Scorer(config, judge=judge, concurrency=concurrency))
     gate = asyncio.Semaphore(concurrency)
+    records = list(records)
+    file = ProgressFile(out, ExperimentRecord, ignore=is_summary_line) if out is not None else None
+    done = _open_experiment_file(file, records, resume=resume) if file is not None else []
+    finished = {record.key for record in done}
 
     async def graded(record: SimulationRecord) -> ExperimentRecord:
         if record.failed:
-            return _agent_failed(record)
-        async with gate:
-            return await grade(record)
+            result = _agent_failed(record)
+        else:
+            async with gate:
+                result = await grade(record)
+        if file is not None:
+            file.write(result)
+        return result
 
-    results: Sequence[ExperimentRecord] = await asyncio.gather(*(graded(record) for record in records))
-    return ExperimentResult(records=sorted(results, key=lambda r: r.query_index), source=source,
-                            graded_by=described)
+    try:
+        results: Sequence[ExperimentRecord] = await asyncio.gather(
+            *(graded(record) for record in records if (record.query_index, record.query) not in finished))
+    finally:
+        if file is not None:
+            file.close()
+    experiment = ExperimentResult(records=sorted([*done, *results], key=lambda r: r.query_index), source=source,
+                                  graded_by=described)
+    if out is not None:
+        experiment.write_jsonl(out)
+    return experiment
+
+
+def _open_experiment_file(file: ProgressFile[ExperimentRecord], records: Sequence[SimulationRecord], *,
+                          resume: bool) -> list[ExperimentRecord]:
+    """Start writing an experiment's file; with ``resume``, first the records already there,
+    each of a query of ``records``."""
+    known = {(record.query_index, record.query) for record in records}
+
+    def check(number: int, graded: ExperimentRecord) -> None:
+        if graded.key not in known:
+            raise ExperimentLoadError(
+                f"{file.path}: line {number}: query {graded.query_index} ({graded.query!r}) is not in the run "
+                "graded; expected an experiment of the same run (or start over without resume)")
+
+    return file.open(resume=resume, check=check)
 
 
 def run_experiment(
@@ -203,9 +242,11 @@ def run_experiment(
     thresholds: Mapping[str, float] | None = None,
     source: str | None = None,
     trust_code: bool = False,
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> ExperimentResult:
     """:func:`arun_experiment` from synchronous code (``await arun_experiment`` in an event loop)."""
     return run_sync(arun_experiment(records, grader=grader, config=config, judge=judge, concurrency=concurrency,
                                     threshold=threshold, thresholds=thresholds, source=source,
-                                    trust_code=trust_code),
+                                    trust_code=trust_code, out=out, resume=resume),
                     "arun_experiment")

@@ -131,3 +131,35 @@ def test_a_grader_directorys_parser_runs_only_with_trust_grader_code(
     assert (grader / "imported").exists()
     assert judge_server.count == 0  # the grader's endpoint was called, without the judge's key
     assert [r.headers.get("authorization") for r in grader_server.requests] == ["Bearer no-key"]
+
+
+@pytest.mark.promise(14)
+def test_experiment_run_interrupted_then_resumed_grades_each_query_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _write_run(tmp_path / "run.jsonl", [f"answer {i}" for i in range(4)])
+    grader = tmp_path / "grader"
+    grader.mkdir()
+    (grader / "template.j2").write_text("{{ entry.query }}")
+    (grader / "model_config.json").write_text('{"model": "m"}')
+    (grader / "parser.py").write_text(
+        "import json\n"
+        "def parse_grader_response(response):\n"
+        "    if response == 'STOP':\n        raise KeyboardInterrupt\n"
+        "    return json.loads(response)\n")
+    stop = {"question 2?"}
+    out = tmp_path / "exp.jsonl"
+    command = ["experiment", "run", str(run), "--grader", str(grader), "--trust-grader-code", "--out", str(out),
+               "--concurrency", "1", "--quiet"]
+    with serve(lambda r: Reply("STOP" if r.prompt in stop else '{"helpfulness": 1.0}')) as server:
+        monkeypatch.setenv("AGENTEVAL_JUDGE_BASE_URL", server.url)
+        monkeypatch.delenv("AGENTEVAL_JUDGE_CACHE", raising=False)
+        assert main(command) == 130
+        assert "interrupted" in capsys.readouterr().err
+        assert [json.loads(line)["query"] for line in out.read_text().splitlines()] == ["question 0?", "question 1?"]
+        stop.clear()
+        assert main([*command, "--resume"]) == 0
+    assert [r.prompt for r in server.requests] == ["question 0?", "question 1?", "question 2?", "question 2?",
+                                                   "question 3?"]
+    result = ExperimentResult.load_jsonl(out)
+    assert [r.query for r in result.records] == [f"question {i}?" for i in range(4)]
+    assert result.graded_by == f"grader {grader}" and result.summary.passed == 4

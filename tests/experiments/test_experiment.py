@@ -22,7 +22,7 @@ from agenteval_otel.experiments import (
     grader_entry,
     run_experiment,
 )
-from agenteval_otel.experiments.graders import load_grader_dir
+from agenteval_otel.experiments.graders import Grader, load_grader_dir
 from agenteval_otel.judge import JudgeClient, JudgeSettings
 from tests.judge.judge_server import Reply, Request, serve
 
@@ -209,3 +209,46 @@ def test_a_bad_experiment_file_names_the_line(tmp_path: Path, text: str, expecte
     path.write_text(text)
     with pytest.raises(ExperimentLoadError, match=expected):
         ExperimentResult.load_jsonl(path)
+
+
+class Interrupted(BaseException):
+    """Stops an experiment as a kill would."""
+
+
+@pytest.mark.promise(14)
+def test_an_interrupted_experiment_keeps_what_it_graded_and_resumes_grading_nothing_twice(tmp_path: Path) -> None:
+    run = [SimulationRecord(query_index=i, query=f"q{i}", response=f"r{i}") for i in range(5)]
+    graded: list[str] = []
+
+    def parser(reply: str) -> dict[str, float]:
+        query = json.loads(reply)["query"]
+        if query == "q3" and not graded.count("q3"):
+            graded.append(query)
+            raise Interrupted
+        graded.append(query)
+        return {"m": 1.0}
+
+    def script(request: Request) -> Reply:
+        return Reply(json.dumps({"query": request.prompt.removeprefix("grade ")}))
+
+    out = tmp_path / "exp.jsonl"
+    with serve(script) as server:
+        grader = Grader("grade {{ entry.query }}", {"model": "m"}, parser, judge=_judge(server.url))
+        with pytest.raises(Interrupted):
+            run_experiment(run, grader=grader, concurrency=1, out=out)
+        kept = ExperimentResult.load_jsonl(out)  # no summary line yet: the records graded so far
+        assert [r.query for r in kept.records] == ["q0", "q1", "q2"]
+        with out.open("a") as handle:  # a line cut short by a kill
+            handle.write('{"query_index": 3, "query": "q3", "sco')
+        result = run_experiment(run, grader=grader, concurrency=1, out=out, resume=True)
+    assert [r.query for r in result.records] == ["q0", "q1", "q2", "q3", "q4"]
+    assert [r.prompt for r in server.requests] == [f"grade q{i}" for i in (0, 1, 2, 3, 3, 4)]
+    assert graded == ["q0", "q1", "q2", "q3", "q3", "q4"]  # q3 graded again only because its line was lost
+    written = out.read_text().splitlines()
+    assert len(written) == 6 and json.loads(written[-1])["summary"]["total"] == 5
+    assert [r.query for r in ExperimentResult.load_jsonl(out).records] == ["q0", "q1", "q2", "q3", "q4"]
+    run_experiment(run, grader=grader, concurrency=1, out=out, resume=True)  # all done: nothing graded
+    assert len(graded) == 6
+    with pytest.raises(ExperimentLoadError, match=r"exp.jsonl: line 1: query 0 \('q0'\) is not in the run graded"):
+        run_experiment([SimulationRecord(query_index=0, query="other", response="x")], grader=grader, out=out,
+                       resume=True)

@@ -51,4 +51,6 @@ def load_grader_dir(path: str | Path, *, judge: JudgeClient | None = None, trust
         raise GraderError(f"grader directory {folder}: {parser_file} is Python code and is not run unless trusted: "
                           "pass --trust-grader-code (trust_code=True in Python) if you trust it, or remove it to "
                           "read the first JSON object in the reply")
-    return Grader.from_files(templates[0], model_config, parser, judge=judge)
+    grader = Grader.from_files(templates[0], model_config, parser, judge=judge)
+    grader.source = str(path)
+    return grader

@@ -90,6 +90,8 @@ class Grader:
             raise GraderError(f"grader response parser: expected a function or its dotted name, "
                               f"got {type(parser).__name__}")
         self.judge = self._judge_for(judge)
+        self.source: str | None = None
+        """Where the grader was loaded from (its directory), if it was."""
 
     @classmethod
     def from_files(
