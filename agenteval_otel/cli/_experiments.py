@@ -108,6 +108,8 @@ def compare_experiments(args: argparse.Namespace) -> int:
     if not args.quiet:
         console = Console()
         console.print(comparison_table(comparison))
+        for note in comparison.notes:
+            console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
         if args.report:
             console.print(f"wrote {args.report}", highlight=False)
     return EXIT_FAILED if comparison.regressions else EXIT_OK

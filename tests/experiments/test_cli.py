@@ -74,6 +74,20 @@ def test_experiment_compare_exits_1_on_a_significant_regression_and_writes_the_r
     assert main(["experiment", "compare", str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"), "--quiet"]) == 0
 
 
+@pytest.mark.parametrize("queries", [5, 4])
+def test_experiment_compare_says_when_too_few_queries_can_show_no_significant_regression(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], queries: int) -> None:
+    config = str(_config(tmp_path))
+    for name, answer in (("a", "the answer"), ("b", "no")):
+        run = _write_run(tmp_path / f"{name}.run.jsonl", [answer] * queries)
+        main(["experiment", "run", str(run), "--config", config, "--out", str(tmp_path / f"{name}.jsonl"), "--quiet"])
+    capsys.readouterr()
+    assert main(["experiment", "compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]) == 0
+    floor = 2 / 2 ** queries
+    assert (f"note: response_match: with {queries} paired queries the smallest possible p-value is {floor:g} > "
+            "0.05: no regression can be significant; add queries or repeat runs") in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["experiment", "run", "RUN", "--config", "CONFIG", "--out", "OUT"], "line 2"),
     (["experiment", "run", "RUN", "--grader", "NOWHERE", "--out", "OUT"], "not a directory"),
