@@ -177,3 +177,15 @@ def test_experiment_run_interrupted_then_resumed_grades_each_query_once(
     result = ExperimentResult.load_jsonl(out)
     assert [r.query for r in result.records] == [f"question {i}?" for i in range(4)]
     assert result.graded_by == f"grader {grader}" and result.summary.passed == 4
+
+
+def test_experiment_run_refuses_trajectory_match_over_plain_string_ground_truths(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _write_run(tmp_path / "run.jsonl", ["the answer"])  # ground truth "the answer"
+    config = tmp_path / "criteria.json"
+    config.write_text(json.dumps({"criteria": {"trajectory_match": 0.8}}))
+    assert main(["experiment", "run", str(run), "--config", str(config), "--out", str(tmp_path / "e.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"{run}: query 0 ('question 0?'): trajectory_match compares the expected tool calls, but the ground " \
+           "truth is a string (the expected response)" in err and "Traceback" not in err
+    assert not (tmp_path / "e.jsonl").exists()

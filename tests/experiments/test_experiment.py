@@ -24,6 +24,7 @@ from agenteval_otel.experiments import (
 )
 from agenteval_otel.experiments.graders import Grader, load_grader_dir
 from agenteval_otel.judge import JudgeClient, JudgeSettings
+from agenteval_otel.trajectory import TrajectoryStep
 from tests.judge.judge_server import Reply, Request, serve
 
 EXAMPLE_GRADER = Path(__file__).resolve().parents[2] / "examples" / "graders" / "helpfulness"
@@ -252,3 +253,27 @@ def test_an_interrupted_experiment_keeps_what_it_graded_and_resumes_grading_noth
     with pytest.raises(ExperimentLoadError, match=r"exp.jsonl: line 1: query 0 \('q0'\) is not in the run graded"):
         run_experiment([SimulationRecord(query_index=0, query="other", response="x")], grader=grader, out=out,
                        resume=True)
+
+
+@pytest.mark.parametrize(("truth", "described"), [
+    ("get_weather", "a string \\(the expected response\\)"),
+    (["get_weather"], '\\["get_weather"\\] \\(read as the expected response\\)'),
+    ({"response": "It is sunny."}, "an object without 'tool_calls'"),
+])
+def test_a_trajectory_criterion_with_a_ground_truth_naming_no_tool_calls_is_refused_before_grading(
+        truth: Any, described: str) -> None:
+    step = TrajectoryStep(step_type="tool", name="get_weather", args={"city": "Paris"})
+    run = [SimulationRecord(query_index=i, query=f"Weather {i}?", response="It is sunny.", ground_truth=truth,
+                            trajectory=[step]) for i in range(3)]
+    config = EvalConfig(criteria={"trajectory": 0.8, "response_match": 0.5})
+    with pytest.raises(ConfigError, match=(
+            f"^run.jsonl: query 0 \\('Weather 0\\?'\\) and 2 other\\(s\\): trajectory_match compares the expected "
+            f"tool calls, but the ground truth is {described}; give it as "
+            '\\{"response": ..., "tool_calls": \\[\\{"name": ..., "args": \\{...\\}\\}\\]\\}, or leave '
+            "trajectory_match out of the config$")):
+        run_experiment(run, config=config, source="run.jsonl")
+    expected = {"response": "It is sunny.", "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}]}
+    scored = run_experiment([r.model_copy(update={"ground_truth": expected}) for r in run], config=config)
+    assert [r.scores["trajectory_match"] for r in scored.records] == [1.0, 1.0, 1.0]
+    no_call = run_experiment([run[0].model_copy(update={"ground_truth": {"tool_calls": []}})], config=config)
+    assert no_call.records[0].scores["trajectory_match"] == 0.0  # said outright: no call expected
