@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agenteval_otel.evaluation import aggregate_runs
 from agenteval_otel.evalsets import ToolCall
+from agenteval_otel.evaluation import aggregate_runs
 from agenteval_otel.reports import print_report
 from agenteval_otel.results import CriterionResult, EvalCaseResult, EvalReport, InvocationResult
 
