@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,17 +68,13 @@ def _budget() -> RenderBudget:
     return getattr(_local, "budget", None) or _UNBOUNDED_TIME
 
 
-class bounded:  # noqa: N801 - used as a context manager like open()
-    """Render under ``budget`` in this thread (``with bounded(budget): ...``)."""
-
-    def __init__(self, budget: RenderBudget) -> None:
-        self.budget = budget
-
-    def __enter__(self) -> RenderBudget:
-        _local.budget = self.budget
-        return self.budget
-
-    def __exit__(self, *exc: object) -> None:
+@contextmanager
+def bounded(budget: RenderBudget) -> Iterator[RenderBudget]:
+    """Render under ``budget`` in this thread for the block's duration."""
+    _local.budget = budget
+    try:
+        yield budget
+    finally:
         _local.budget = None
 
 
