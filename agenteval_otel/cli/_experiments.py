@@ -69,18 +69,19 @@ def run_experiment(args: argparse.Namespace) -> int:
 
     load_criteria_modules(args)
     config = EvalConfig.load(args.config) if args.config else None
-    grader = load_grader_dir(args.grader) if args.grader else None
+    grader = load_grader_dir(args.grader, trust_code=args.trust_grader_code) if args.grader else None
     records = SimulationRecord.load_jsonl(args.run)
     if not records:
         raise ConfigError(f"{args.run}: no simulation record in it (expected one JSON object per query, "
                           "as written by 'agenteval simulate')")
-    result = run_sync(arun_experiment(records, grader=grader, config=config, concurrency=args.concurrency,
-                                      threshold=args.threshold, source=str(args.run)), "arun_experiment")
-    if args.grader:
-        result.graded_by = f"grader {args.grader}"
     try:
-        result.write_jsonl(args.out)
+        result = run_sync(arun_experiment(
+            records, grader=grader, config=config, concurrency=args.concurrency, threshold=args.threshold,
+            source=str(args.run), out=args.out, resume=args.resume),
+            "arun_experiment")
     except OSError as exc:
+        if exc.filename is None or Path(exc.filename).name != Path(args.out).name:
+            raise
         raise ConfigError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from None
     if not args.quiet:
         console = Console()
@@ -107,6 +108,8 @@ def compare_experiments(args: argparse.Namespace) -> int:
     if not args.quiet:
         console = Console()
         console.print(comparison_table(comparison))
+        for note in comparison.notes:
+            console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
         if args.report:
             console.print(f"wrote {args.report}", highlight=False)
     return EXIT_FAILED if comparison.regressions else EXIT_OK
@@ -149,8 +152,15 @@ def add_commands(commands: Any) -> None:
                      help="eval criteria (EvalConfig JSON); reference-based ones use each query's ground truth")
     graded.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
                         help="import a module or .py file whose @criterion functions the config names")
+    graded.add_argument("--trust-grader-code", action="store_true",
+                        help="with --grader: import the directory's parser.py (Python code, run as you); "
+                             "without it a grader directory holding one is refused")
     graded.add_argument("--out", required=True, metavar="EXP.jsonl",
-                        help="where the experiment goes: one graded record per line, then a summary line")
+                        help="where the experiment goes: one graded record per line, appended as each is "
+                             "graded, then a summary line")
+    graded.add_argument("--resume", action="store_true",
+                        help="keep the records already in EXP.jsonl (an interrupted experiment) and grade the "
+                             "rest only")
     graded.add_argument("--concurrency", type=positive_int, default=4, metavar="N",
                         help="records graded at once (4)")
     graded.add_argument("--threshold", type=number, default=0.5, metavar="T",

@@ -335,7 +335,9 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
     """One result from repeated runs of a case: the case passes only if every run passed.
 
     Criterion scores are averaged over the runs (each run's own result is in ``run_results``);
-    ``metrics`` adds ``runs``, ``passed_runs``,
+    a criterion that failed gives every run's score and the reason of the first run it failed in,
+    named, and the turns shown (``invocation_results``) are those of the first run that did not
+    pass, so a report's diff and failure line speak of the same run. ``metrics`` adds ``runs``, ``passed_runs``,
     ``pass@1``, ``pass@k`` and ``pass^k`` (k = number of runs) and the efficiency figures averaged.
     """
     if len(runs) == 1:
@@ -343,9 +345,11 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
     n = len(runs)
     c = sum(1 for r in runs if r.status == "passed")
     by_name: dict[str, list[CriterionResult]] = {}
-    for run in runs:
+    numbers: dict[str, list[int]] = {}
+    for number, run in enumerate(runs, start=1):
         for result in run.criterion_results:
             by_name.setdefault(result.criterion, []).append(result)
+            numbers.setdefault(result.criterion, []).append(number)
     criterion_results = []
     for name, results in by_name.items():
         errored = [r for r in results if r.error]
@@ -358,10 +362,15 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
                 semantics=errored[0].semantics).model_copy(update={"judge_usage": usage}))
             continue
         score = statistics.fmean(r.score for r in results)
-        reasons = [r.reason for r in results if r.reason and not r.passed]
+        failed = [(number, r) for number, r in zip(numbers[name], results) if not r.passed]
+        reason = ""
+        if failed:
+            number, first = failed[0]
+            reason = (f"runs scored {', '.join(f'{r.score:.2f}' for r in results)}; run {number} of {n}"
+                      + (f": {first.reason}" if first.reason else f" scored {first.score:.2f}"))
         criterion_results.append(CriterionResult(
             criterion=name, score=score, passed=all(r.passed for r in results),
-            threshold=threshold, reason=reasons[0] if reasons else "", semantics=results[0].semantics,
+            threshold=threshold, reason=reason, semantics=results[0].semantics,
             judge_usage=usage))
     metrics: dict[str, float] = {}
     for key in runs[0].metrics:
@@ -370,7 +379,9 @@ def aggregate_runs(runs: Sequence[EvalCaseResult]) -> EvalCaseResult:
                     "pass@k": _pass_at(n, c, n), "pass^k": _pass_all(n, c, n)})
     errored_runs = [r for r in runs if r.error]
     first_error = errored_runs[0] if errored_runs else None
+    shown = next((run for run in runs if run.status != "passed"), runs[0])
     return runs[0].model_copy(update={
+        "invocation_results": shown.invocation_results,
         "passed": c == n,
         "criterion_results": criterion_results,
         "error": (f"{len(errored_runs)}/{n} run(s) errored: {first_error.error}"

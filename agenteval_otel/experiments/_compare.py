@@ -15,6 +15,13 @@ compared. For each metric, only the pairs where both records have a score count:
   It is computed exactly (over the distribution of sums, which stays small for scores on a
   scale such as 0, 0.25, ..., 1); when that distribution would pass ``EXACT_STATES`` sums it
   is estimated from ``resamples`` random sign assignments, and ``test`` says which.
+- **Too few pairs**: with ``k`` pairs whose scores differ, the smallest p-value the test can give
+  is ``2 / 2^k`` (every difference of one sign), so with 5 pairs it is 0.0625 and nothing can be
+  significant at 0.05. ``min_p_value`` holds it and, when it does not reach ``alpha``, ``note``
+  says so (:attr:`Comparison.notes`): add queries or repeat runs. No other paired test does
+  better at tiny n: the exact sign test and the exact Wilcoxon signed-rank test rest on the same
+  2^k equally likely sign assignments and share that floor, and use less of the data (the sign
+  test drops the sizes of the differences), so the sign-flip test on the mean stays.
 
 >>> a = ExperimentResult(records=[ExperimentRecord(query_index=i, query=str(i), scores={"m": 0.5},
 ...                                                passed=True) for i in range(5)])
@@ -24,6 +31,8 @@ compared. For each metric, only the pairs where both records have a score count:
 >>> delta = comparison.metrics[0]
 >>> delta.delta, delta.p_value, delta.test
 (0.5, 0.0625, 'sign-flip permutation (exact)')
+>>> comparison.notes
+['m: with 5 paired queries the smallest possible p-value is 0.0625 > 0.05: no regression can be significant; add queries or repeat runs']
 >>> [change.query for change in comparison.newly_failed]
 ['0']
 """
@@ -46,6 +55,7 @@ __all__ = [
     "bootstrap_interval",
     "compare",
     "sign_flip_p_value",
+    "smallest_p_value",
 ]
 
 EXACT_STATES = 65_536
@@ -68,6 +78,10 @@ class MetricDelta(BaseModel):
     test: str
     significant: bool
     """``p_value < alpha``."""
+    min_p_value: float | None = None
+    """The smallest p-value the test could give for these pairs (see the module docstring)."""
+    note: str | None = None
+    """Set when ``min_p_value`` does not reach ``alpha``: no change of this metric can be significant."""
 
     @property
     def regressed(self) -> bool:
@@ -104,6 +118,11 @@ class Comparison(BaseModel):
     """Passed in B, not in A."""
     only_in_a: list[tuple[int, str]] = Field(default_factory=list)
     only_in_b: list[tuple[int, str]] = Field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per metric whose pairs are too few for any change to be significant."""
+        return [f"{metric.metric}: {metric.note}" for metric in self.metrics if metric.note]
 
     @property
     def regressions(self) -> list[MetricDelta]:
@@ -175,9 +194,33 @@ def _metric_delta(metric: str, pairs: Sequence[tuple[ExperimentRecord, Experimen
     differences = [b - a for a, b in scored]
     low, high = bootstrap_interval(differences, resamples=resamples, seed=seed)
     p_value, test = sign_flip_p_value(differences, resamples=resamples, seed=seed)
+    floor = smallest_p_value(differences, resamples=resamples if "Monte Carlo" in test else None)
     return MetricDelta(metric=metric, pairs=len(scored), mean_a=statistics.fmean(a for a, _ in scored),
                        mean_b=statistics.fmean(b for _, b in scored), delta=statistics.fmean(differences),
-                       ci_low=low, ci_high=high, p_value=p_value, test=test, significant=p_value < alpha)
+                       ci_low=low, ci_high=high, p_value=p_value, test=test, significant=p_value < alpha,
+                       min_p_value=floor, note=_too_few(differences, floor, alpha))
+
+
+def smallest_p_value(differences: Sequence[float], *, resamples: int | None = None) -> float:
+    """The smallest p-value :func:`sign_flip_p_value` can give for as many differences as these
+    that are not zero, ``k``: ``2 / 2^k``, and, for a Monte Carlo estimate from ``resamples``
+    sign assignments, no less than ``1 / (resamples + 1)``.
+
+    >>> smallest_p_value([0.5, -0.25, 0.5, 1.0, 0.25]), smallest_p_value([0.5] * 6 + [0.0])
+    (0.0625, 0.03125)
+    """
+    changed = sum(abs(d) > _TOLERANCE for d in differences)
+    floor = min(1.0, 2.0 ** (1 - changed))
+    return max(floor, 1 / (resamples + 1)) if resamples is not None else floor
+
+
+def _too_few(differences: Sequence[float], floor: float, alpha: float) -> str | None:
+    if floor < alpha:
+        return None
+    unchanged = sum(abs(d) <= _TOLERANCE for d in differences)
+    pairs = f"{len(differences)} paired queries" + (f" ({unchanged} with the same score)" if unchanged else "")
+    return (f"with {pairs} the smallest possible p-value is {floor:.4g} > {alpha:g}: no regression can be "
+            "significant; add queries or repeat runs")
 
 
 def compare(a: ExperimentResult, b: ExperimentResult, *, resamples: int = 2000, seed: int = 0,

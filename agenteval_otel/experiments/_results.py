@@ -2,7 +2,8 @@
 statistics, and their JSONL file.
 
 The file holds one :class:`ExperimentRecord` per line, in query order, then one summary line
-``{"summary": {...}}`` (an :class:`ExperimentSummary`: counts and per-metric statistics, for
+``{"summary": {...}}``; while an experiment runs, the records are appended as they are graded
+and the summary line is not there yet (an :class:`ExperimentSummary`: counts and per-metric statistics, for
 readers such as ``jq``). Loading reads the records back and recomputes the statistics from them;
 a line that cannot be read is an :class:`~agenteval_otel.errors.ExperimentLoadError` naming the
 file and the line.
@@ -29,9 +30,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval_otel.errors import ExperimentLoadError
+from agenteval_otel.experiments._progress import replace_atomically
 from agenteval_otel.loading import read_jsonl, validation_message
 
-__all__ = ["ExperimentRecord", "ExperimentResult", "ExperimentSummary", "MetricStats", "metric_stats"]
+__all__ = ["ExperimentRecord", "ExperimentResult", "ExperimentSummary", "MetricStats", "is_summary_line",
+           "metric_stats"]
 
 RecordStatus = Literal["passed", "failed", "errored"]
 
@@ -95,6 +98,11 @@ class MetricStats(BaseModel):
     min: float
     max: float
     pass_rate: float
+
+
+def is_summary_line(line: bytes) -> bool:
+    """Whether ``line`` of an experiment file is its summary line (not a record)."""
+    return line.lstrip().startswith(b'{"summary"')
 
 
 def metric_stats(metric: str, scores: Sequence[float], passed: Sequence[bool]) -> MetricStats:
@@ -162,10 +170,9 @@ class ExperimentResult(BaseModel):
         yield json.dumps({"summary": self.summary.model_dump(mode="json")}) + "\n"
 
     def write_jsonl(self, path: str | Path) -> Path:
-        """Write the records and the summary line to ``path``; returns the path."""
+        """Write the records and the summary line to ``path``, whole or not at all; returns the path."""
         target = Path(path)
-        with target.open("w", encoding="utf-8") as file:
-            file.writelines(self.jsonl_lines())
+        replace_atomically(target, "".join(self.jsonl_lines()).encode())
         return target
 
     @classmethod

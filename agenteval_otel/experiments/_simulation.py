@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from opentelemetry.trace import TracerProvider
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +35,7 @@ from agenteval_otel.evaluation import (
     capture_for,
     converse,
 )
+from agenteval_otel.experiments._progress import ProgressFile
 from agenteval_otel.experiments._queries import Query, QuerySet
 from agenteval_otel.loading import read_jsonl, validation_message
 from agenteval_otel.trajectory import Trajectory, TrajectoryStep
@@ -101,66 +102,19 @@ def _key(index: int, content: str) -> tuple[int, str]:
     return index, content
 
 
-class _SimulationFile:
-    """The JSONL file of a run: records appended one a line, each flushed as written."""
+def _open_run_file(file: ProgressFile[SimulationRecord], *, resume: bool,
+                   query_set: QuerySet) -> list[SimulationRecord]:
+    """Start writing a run's file; with ``resume``, first the records already there, each of a
+    query of ``query_set`` (see :class:`ProgressFile` for the lines that cannot be read)."""
+    known = {_key(index, query.content) for index, query in enumerate(query_set)}
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle: IO[str] | None = None
+    def check(number: int, record: SimulationRecord) -> None:
+        if _key(record.query_index, record.query) not in known:
+            raise SimulationLoadError(
+                f"{file.path}: line {number}: query {record.query_index} ({record.query!r}) is not in "
+                "this query set; expected a run of the same query set (or start over without resume)")
 
-    def open(self, *, resume: bool, query_set: QuerySet) -> list[SimulationRecord]:
-        """Start writing; with ``resume``, first read back the records already there (a last
-        line cut short by a kill is removed, its query runs again)."""
-        done: list[SimulationRecord] = []
-        if resume and self.path.exists():
-            done = self._read_done(query_set)
-            self._handle = self.path.open("a", encoding="utf-8")
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
-        return done
-
-    def _read_done(self, query_set: QuerySet) -> list[SimulationRecord]:
-        data = self.path.read_bytes()
-        lines = data.split(b"\n")
-        if lines and lines[-1].strip():  # the last line has no newline: cut short while written
-            torn = lines.pop()
-            try:
-                SimulationRecord.model_validate_json(torn)
-                lines.append(torn)  # whole, only its newline missing
-                with self.path.open("ab") as handle:
-                    handle.write(b"\n")
-            except ValidationError:
-                _log.warning("%s: line %d was cut short (the run stopped while writing it); dropped, "
-                             "its query runs again", self.path, len(lines) + 1)
-                with self.path.open("r+b") as handle:
-                    handle.truncate(len(data) - len(torn))
-        known = {_key(index, query.content) for index, query in enumerate(query_set)}
-        done = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = SimulationRecord.model_validate_json(line)
-            except ValidationError as exc:
-                raise SimulationLoadError(validation_message(f"{self.path}: line {number}", exc)
-                                          + "; expected a simulation record (resume needs a readable run file)") from None
-            if _key(record.query_index, record.query) not in known:
-                raise SimulationLoadError(
-                    f"{self.path}: line {number}: query {record.query_index} ({record.query!r}) is not in "
-                    "this query set; expected a run of the same query set (or start over without resume)")
-            done.append(record)
-        return done
-
-    def write(self, record: SimulationRecord) -> None:
-        assert self._handle is not None
-        self._handle.write(record.model_dump_json() + "\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+    return file.open(resume=resume, check=check)
 
 
 @contextmanager
@@ -248,7 +202,10 @@ async def asimulate(
 
     Each record is appended to ``out`` as its query finishes and flushed, then ``on_record`` is
     called with it. With ``resume``, the queries already in ``out`` (same index and content) are
-    skipped; a record of a query not in ``query_set`` raises :class:`SimulationLoadError`.
+    skipped; a record of a query not in ``query_set`` raises :class:`SimulationLoadError`; a
+    byte order mark, a last line cut short, and lines of NUL bytes or that are not records are
+    skipped with one warning naming the file and the lines, and the file is rewritten without
+    them (:mod:`agenteval_otel.experiments._progress`).
 
     ``cpu_seconds`` is, for a sync agent (run in a thread of its own), that thread's CPU time
     (``time.thread_time``), exact under any concurrency but without threads the agent starts;
@@ -265,8 +222,8 @@ async def asimulate(
     caller = AgentCaller(agent)
     path = Path(out)
     simulation_id = simulation_id or path.stem
-    file = _SimulationFile(path)
-    done = file.open(resume=resume, query_set=query_set)
+    file = ProgressFile(path, SimulationRecord)
+    done = _open_run_file(file, resume=resume, query_set=query_set)
     try:
         finished = {_key(r.query_index, r.query) for r in done}
         pending = [(i, q) for i, q in enumerate(query_set) if _key(i, q.content) not in finished]

@@ -97,3 +97,22 @@ def test_bad_arguments_are_refused() -> None:
         compare(a, a, resamples=0)
     with pytest.raises(ValueError, match="alpha"):
         compare(a, a, alpha=1.5)
+
+
+def _scored(scores: list[float]) -> ExperimentResult:
+    return ExperimentResult(records=[ExperimentRecord(query_index=i, query=f"q{i}", scores={"m": score},
+                                                      passed=score >= 0.5) for i, score in enumerate(scores)])
+
+
+def test_too_few_pairs_for_any_change_to_be_significant_are_said_so() -> None:
+    five = compare(_scored([1.0] * 5), _scored([0.0] * 5))  # the largest drop 5 pairs can show
+    (delta,) = five.metrics
+    assert (delta.p_value, delta.min_p_value, delta.regressed) == (0.0625, 0.0625, False)
+    assert five.notes == ["m: with 5 paired queries the smallest possible p-value is 0.0625 > 0.05: no regression "
+                          "can be significant; add queries or repeat runs"]
+    unchanged = compare(_scored([1.0] * 6 + [0.5, 0.5]), _scored([0.0] * 6 + [0.5, 0.5]))
+    assert unchanged.notes == []  # 6 pairs changed: 0.03125 < 0.05, a regression can be found
+    assert unchanged.regressions and unchanged.metrics[0].min_p_value == 0.03125
+    strict = compare(_scored([1.0] * 6 + [0.5, 0.5]), _scored([0.0] * 6 + [0.5, 0.5]), alpha=0.01)
+    assert strict.notes == ["m: with 8 paired queries (2 with the same score) the smallest possible p-value is "
+                            "0.03125 > 0.01: no regression can be significant; add queries or repeat runs"]

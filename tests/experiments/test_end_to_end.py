@@ -68,6 +68,7 @@ def _simulate_and_grade(tmp_path: Path, name: str, broken_city: str | None) -> P
         assert _agenteval("simulate", str(queries), "--agent", "examples/openai_agent.py:weather_agent",
                           "--out", str(run), "--quiet", base_url=server.base_url, cwd=REPO_ROOT) == 0
         code = _agenteval("experiment", "run", str(run), "--grader", "examples/graders/helpfulness",
+                          "--trust-grader-code",
                           "--out", str(experiment), base_url=server.base_url, cwd=REPO_ROOT)
     assert code == (0 if broken_city is None else 1)
     return experiment

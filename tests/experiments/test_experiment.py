@@ -22,8 +22,9 @@ from agenteval_otel.experiments import (
     grader_entry,
     run_experiment,
 )
-from agenteval_otel.experiments.graders import load_grader_dir
+from agenteval_otel.experiments.graders import Grader, load_grader_dir
 from agenteval_otel.judge import JudgeClient, JudgeSettings
+from agenteval_otel.trajectory import TrajectoryStep
 from tests.judge.judge_server import Reply, Request, serve
 
 EXAMPLE_GRADER = Path(__file__).resolve().parents[2] / "examples" / "graders" / "helpfulness"
@@ -58,7 +59,8 @@ def _script(request: Request) -> Reply:
 
 def test_a_grader_directory_grades_each_record_and_a_failing_grade_is_an_errored_record() -> None:
     with serve(_script) as server:
-        result = run_experiment(_run(), grader=EXAMPLE_GRADER, judge=_judge(server.url), concurrency=2)
+        result = run_experiment(_run(), grader=EXAMPLE_GRADER, judge=_judge(server.url), concurrency=2,
+                                trust_code=True)
     assert server.count == 4  # the run whose agent failed is not graded
     assert [r.status for r in result.records] == ["passed", "failed", "errored", "errored", "passed"]
     first, second, garbage, crashed, last = result.records
@@ -86,11 +88,12 @@ def test_a_grader_directory_grades_each_record_and_a_failing_grade_is_an_errored
 
 async def test_per_metric_thresholds_and_an_unreachable_judge_error_every_record_without_a_crash() -> None:
     with serve(_script) as server:
-        result = await arun_experiment(_run()[:2], grader=load_grader_dir(EXAMPLE_GRADER, judge=_judge(server.url)),
+        result = await arun_experiment(_run()[:2], grader=load_grader_dir(EXAMPLE_GRADER, judge=_judge(server.url),
+                                                                          trust_code=True),
                                        thresholds={"professionalism": 0.8})
     assert [r.metric_passed["professionalism"] for r in result.records] == [False, False]
     with serve(lambda r: Reply(status=503)) as server:
-        result = await arun_experiment(_run()[:2], grader=EXAMPLE_GRADER, judge=_judge(server.url))
+        result = await arun_experiment(_run()[:2], grader=EXAMPLE_GRADER, judge=_judge(server.url), trust_code=True)
     assert [r.error_type for r in result.records] == ["JudgeUnavailableError"] * 2
 
 
@@ -207,3 +210,70 @@ def test_a_bad_experiment_file_names_the_line(tmp_path: Path, text: str, expecte
     path.write_text(text)
     with pytest.raises(ExperimentLoadError, match=expected):
         ExperimentResult.load_jsonl(path)
+
+
+class Interrupted(BaseException):
+    """Stops an experiment as a kill would."""
+
+
+@pytest.mark.promise(14)
+def test_an_interrupted_experiment_keeps_what_it_graded_and_resumes_grading_nothing_twice(tmp_path: Path) -> None:
+    run = [SimulationRecord(query_index=i, query=f"q{i}", response=f"r{i}") for i in range(5)]
+    graded: list[str] = []
+
+    def parser(reply: str) -> dict[str, float]:
+        query = json.loads(reply)["query"]
+        if query == "q3" and not graded.count("q3"):
+            graded.append(query)
+            raise Interrupted
+        graded.append(query)
+        return {"m": 1.0}
+
+    def script(request: Request) -> Reply:
+        return Reply(json.dumps({"query": request.prompt.removeprefix("grade ")}))
+
+    out = tmp_path / "exp.jsonl"
+    with serve(script) as server:
+        grader = Grader("grade {{ entry.query }}", {"model": "m"}, parser, judge=_judge(server.url))
+        with pytest.raises(Interrupted):
+            run_experiment(run, grader=grader, concurrency=1, out=out)
+        kept = ExperimentResult.load_jsonl(out)  # no summary line yet: the records graded so far
+        assert [r.query for r in kept.records] == ["q0", "q1", "q2"]
+        with out.open("a") as handle:  # a line cut short by a kill
+            handle.write('{"query_index": 3, "query": "q3", "sco')
+        result = run_experiment(run, grader=grader, concurrency=1, out=out, resume=True)
+    assert [r.query for r in result.records] == ["q0", "q1", "q2", "q3", "q4"]
+    assert [r.prompt for r in server.requests] == [f"grade q{i}" for i in (0, 1, 2, 3, 3, 4)]
+    assert graded == ["q0", "q1", "q2", "q3", "q3", "q4"]  # q3 graded again only because its line was lost
+    written = out.read_text().splitlines()
+    assert len(written) == 6 and json.loads(written[-1])["summary"]["total"] == 5
+    assert [r.query for r in ExperimentResult.load_jsonl(out).records] == ["q0", "q1", "q2", "q3", "q4"]
+    run_experiment(run, grader=grader, concurrency=1, out=out, resume=True)  # all done: nothing graded
+    assert len(graded) == 6
+    with pytest.raises(ExperimentLoadError, match=r"exp.jsonl: line 1: query 0 \('q0'\) is not in the run graded"):
+        run_experiment([SimulationRecord(query_index=0, query="other", response="x")], grader=grader, out=out,
+                       resume=True)
+
+
+@pytest.mark.parametrize(("truth", "described"), [
+    ("get_weather", "a string \\(the expected response\\)"),
+    (["get_weather"], '\\["get_weather"\\] \\(read as the expected response\\)'),
+    ({"response": "It is sunny."}, "an object without 'tool_calls'"),
+])
+def test_a_trajectory_criterion_with_a_ground_truth_naming_no_tool_calls_is_refused_before_grading(
+        truth: Any, described: str) -> None:
+    step = TrajectoryStep(step_type="tool", name="get_weather", args={"city": "Paris"})
+    run = [SimulationRecord(query_index=i, query=f"Weather {i}?", response="It is sunny.", ground_truth=truth,
+                            trajectory=[step]) for i in range(3)]
+    config = EvalConfig(criteria={"trajectory": 0.8, "response_match": 0.5})
+    with pytest.raises(ConfigError, match=(
+            f"^run.jsonl: query 0 \\('Weather 0\\?'\\) and 2 other\\(s\\): trajectory_match compares the expected "
+            f"tool calls, but the ground truth is {described}; give it as "
+            '\\{"response": ..., "tool_calls": \\[\\{"name": ..., "args": \\{...\\}\\}\\]\\}, or leave '
+            "trajectory_match out of the config$")):
+        run_experiment(run, config=config, source="run.jsonl")
+    expected = {"response": "It is sunny.", "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}}]}
+    scored = run_experiment([r.model_copy(update={"ground_truth": expected}) for r in run], config=config)
+    assert [r.scores["trajectory_match"] for r in scored.records] == [1.0, 1.0, 1.0]
+    no_call = run_experiment([run[0].model_copy(update={"ground_truth": {"tool_calls": []}})], config=config)
+    assert no_call.records[0].scores["trajectory_match"] == 0.0  # said outright: no call expected

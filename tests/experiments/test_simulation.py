@@ -163,3 +163,27 @@ def test_resuming_a_run_of_another_query_set_is_refused(
     with pytest.raises(SimulationLoadError, match=r"run.jsonl: line \d: query \d .* is not in this query set"):
         simulate(str.upper, _queries("x", "y"), out=out, tracer_provider=traced[0])
     assert len(SimulationRecord.load_jsonl(out)) == 2
+
+
+@pytest.mark.promise(14)
+def test_a_run_with_a_bom_a_nul_filled_line_and_a_garbage_line_resumes(
+        tmp_path: Path, traced: tuple[TracerProvider, InMemorySpanExporter], caplog: pytest.LogCaptureFixture) -> None:
+    def agent(query: str) -> str:
+        if query == "c":
+            raise Interrupted
+        return query * 2
+
+    out = tmp_path / "run.jsonl"
+    queries = _queries("a", "b", "c", "d", "e")
+    with pytest.raises(Interrupted):
+        simulate(agent, queries, out=out, concurrency=1, tracer_provider=traced[0])
+    first, second = out.read_bytes().splitlines(keepends=True)  # what a crash and a stray editor leave
+    out.write_bytes(b"\xef\xbb\xbf" + first + b"\x00" * 512 + b"\n" + b"<<<<<<< HEAD\n" + second)
+    with caplog.at_level("WARNING"):
+        records = simulate(str.upper, queries, out=out, concurrency=1, tracer_provider=traced[0])
+    warnings = [r.getMessage() for r in caplog.records if r.name.startswith("agenteval_otel.experiments")]
+    assert warnings == [f"{out}: skipped 2 unreadable line(s) (line 2: NUL bytes; line 3: not JSON); "
+                        "resuming without them"]
+    assert [r.response for r in records] == ["aa", "bb", "C", "D", "E"]  # a and b were not run again
+    assert [r.query for r in SimulationRecord.load_jsonl(out)] == ["a", "b", "c", "d", "e"]
+    assert not out.read_bytes().startswith(b"\xef\xbb\xbf") and b"\x00" not in out.read_bytes()

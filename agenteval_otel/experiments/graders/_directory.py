@@ -7,7 +7,9 @@
       model_config.json    the model configuration, e.g. {"model": "gpt-4o"}
       parser.py            optional: parse_grader_response(response: str) -> dict
 
-Without ``parser.py`` the first JSON object in the reply is read.
+Without ``parser.py`` the first JSON object in the reply is read. ``parser.py`` is code: it is
+imported only with ``trust_code=True`` (``--trust-grader-code`` on the command line); without
+it, a directory holding one is refused. Templates and model configurations are data.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ PARSER_FILE = "parser.py"
 PARSER_FUNCTION = "parse_grader_response"
 
 
-def load_grader_dir(path: str | Path, *, judge: JudgeClient | None = None) -> Grader:
+def load_grader_dir(path: str | Path, *, judge: JudgeClient | None = None, trust_code: bool = False) -> Grader:
     """The grader whose parts are the files in the directory ``path`` (see the module docstring);
-    ``GraderError`` naming the directory and the file missing or in excess."""
+    ``GraderError`` naming the directory and the file missing or in excess, or the ``parser.py``
+    not trusted (``trust_code``)."""
     folder = Path(path)
     if not folder.is_dir():
         raise GraderError(f"grader directory {folder}: not a directory (expected a folder holding template.j2, "
@@ -44,4 +47,10 @@ def load_grader_dir(path: str | Path, *, judge: JudgeClient | None = None) -> Gr
                           "(expected a JSON object such as {\"model\": \"gpt-4o\"})")
     parser_file = folder / PARSER_FILE
     parser = f"{parser_file}:{PARSER_FUNCTION}" if parser_file.is_file() else None
-    return Grader.from_files(templates[0], model_config, parser, judge=judge)
+    if parser is not None and not trust_code:
+        raise GraderError(f"grader directory {folder}: {parser_file} is Python code and is not run unless trusted: "
+                          "pass --trust-grader-code (trust_code=True in Python) if you trust it, or remove it to "
+                          "read the first JSON object in the reply")
+    grader = Grader.from_files(templates[0], model_config, parser, judge=judge)
+    grader.source = str(path)
+    return grader

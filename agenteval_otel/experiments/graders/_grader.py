@@ -66,7 +66,7 @@ class Grader:
     ``parser``: a function ``(response: str) -> dict`` or its dotted name (``None``: the first
     JSON object in the reply). ``judge``: the client to call (``None``: the one the environment
     configures, ``AGENTEVAL_JUDGE_*``); a ``base_url`` in the model configuration replaces its
-    endpoint.
+    endpoint and is sent the key in the configuration's ``api_key_env``, or none, never the judge's.
     """
 
     def __init__(
@@ -90,6 +90,8 @@ class Grader:
             raise GraderError(f"grader response parser: expected a function or its dotted name, "
                               f"got {type(parser).__name__}")
         self.judge = self._judge_for(judge)
+        self.source: str | None = None
+        """Where the grader was loaded from (its directory), if it was."""
 
     @classmethod
     def from_files(
@@ -104,10 +106,14 @@ class Grader:
         return cls(InputTemplate.from_file(template), model_config, parser, judge=judge)
 
     def _judge_for(self, judge: JudgeClient | None) -> JudgeClient | None:
-        base_url = self.model_config.base_url if self.model_config is not None else None
+        config = self.model_config
         settings = judge.settings if judge is not None else JudgeSettings.from_env()
-        if base_url and base_url != settings.base_url:
-            return judge_client(dataclasses.replace(settings, base_url=base_url))
+        base_url = config.base_url if config is not None else None
+        own_endpoint = bool(base_url) and base_url != settings.base_url
+        if config is not None and (own_endpoint or config.api_key_env):
+            # the judge's key stays with the judge's endpoint: a grader's own one gets its own key or none
+            return judge_client(dataclasses.replace(settings, base_url=base_url or settings.base_url,
+                                                    api_key=config.api_key()))
         if judge is not None:
             return judge
         return judge_client(settings) if settings.configured else None

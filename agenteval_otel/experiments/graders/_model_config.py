@@ -1,19 +1,24 @@
 """A grader's model configuration: which model grades, at what temperature, behind which endpoint.
 
-A JSON object, from a file or a dict: ``model`` (required), ``temperature`` (0 to 2; default 0)
-and ``base_url`` (an OpenAI-compatible endpoint other than the judge's). Any other key is refused.
+A JSON object, from a file or a dict: ``model`` (required), ``temperature`` (0 to 2; default 0),
+``base_url`` (an OpenAI-compatible endpoint other than the judge's) and ``api_key_env`` (the
+environment variable holding that endpoint's key). Any other key is refused.
+
+An endpoint of the grader's own never receives the judge's key: it gets the key in
+``api_key_env``, or none.
 
 >>> GraderModelConfig.load({"model": "gpt-4o", "temperature": 0.2}).model
 'gpt-4o'
 >>> GraderModelConfig.load({"model": "gpt-4o", "top_k": 5})
 Traceback (most recent call last):
 ...
-agenteval_otel.errors.GraderError: grader model configuration: top_k: unknown key (expected model, temperature, base_url)
+agenteval_otel.errors.GraderError: grader model configuration: top_k: unknown key (expected model, temperature, base_url, api_key_env)
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,20 @@ class GraderModelConfig(BaseModel):
     """Sampling temperature; ``None``: 0, as every judge call."""
     base_url: str | None = None
     """An OpenAI-compatible endpoint for this grader; ``None``: the judge's."""
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The environment variable holding the grader's key; ``None``: with ``base_url``, no key
+    (the judge's key is never sent to a grader's own endpoint), else the judge's."""
+
+    def api_key(self) -> str | None:
+        """The key in ``api_key_env``; ``GraderError`` when that variable is not set."""
+        if self.api_key_env is None:
+            return None
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise GraderError(f"grader model configuration: api_key_env: the environment variable "
+                              f"{self.api_key_env} is not set (expected the key of "
+                              f"{self.base_url or 'the judge endpoint'})")
+        return key
 
     @classmethod
     def load(cls, source: str | Path | Mapping[str, Any], *, where: str = "") -> GraderModelConfig:

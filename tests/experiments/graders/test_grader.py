@@ -115,7 +115,8 @@ def test_a_parser_that_cannot_be_found_is_refused_when_the_grader_is_made(spec: 
 
 
 def test_a_model_configuration_with_an_unknown_key_or_bad_json_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(GraderError, match=r"top_p: unknown key \(expected model, temperature, base_url\)"):
+    with pytest.raises(GraderError, match=r"top_p: unknown key \(expected model, temperature, base_url, "
+                                          r"api_key_env\)"):
         Grader(TEMPLATE, {"model": "gpt-4o", "top_p": 0.9})
     path = tmp_path / "model.json"
     path.write_text('{\n  "model": "gpt-4o",\n  "temperature": "warm"\n}')
@@ -172,3 +173,30 @@ def test_a_base_url_in_the_model_configuration_replaces_the_judges_endpoint() ->
         result = grader.grade({"content": "x"})
     assert result.scores == SCORES and server.count == 1
     assert server.requests[0].body["model"] == "local-model"
+
+
+@pytest.mark.promise(16)
+def test_a_graders_own_endpoint_never_receives_the_judges_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge_key = "sk-judge-0123456789abcdef"
+    with serve(lambda r: Reply(json.dumps(SCORES))) as judge_server, \
+            serve(lambda r: Reply(json.dumps(SCORES))) as grader_server:
+        judge = _judge(judge_server.url, api_key=judge_key)
+        plain = Grader(TEMPLATE, {"model": "m", "base_url": grader_server.url}, judge=judge).grade({"content": "x"})
+        monkeypatch.setenv("GRADER_ENDPOINT_KEY", "grader-own-key")
+        keyed = Grader(TEMPLATE, {"model": "m", "base_url": grader_server.url, "api_key_env": "GRADER_ENDPOINT_KEY"},
+                       judge=judge).grade({"content": "x"})
+        same = Grader(TEMPLATE, {"model": "m"}, judge=judge).grade({"content": "x"})
+    assert plain.ok and keyed.ok and same.ok
+    sent = [request.headers.get("authorization") for request in grader_server.requests]
+    assert sent == ["Bearer no-key", "Bearer grader-own-key"]
+    assert [request.headers.get("authorization") for request in judge_server.requests] == [f"Bearer {judge_key}"]
+
+
+def test_an_api_key_env_that_is_not_set_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GRADER_ENDPOINT_KEY", raising=False)
+    with pytest.raises(GraderError, match="api_key_env: the environment variable GRADER_ENDPOINT_KEY is not set "
+                                          r"\(expected the key of http://127.0.0.1:9/v1\)"):
+        Grader(TEMPLATE, {"model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "GRADER_ENDPOINT_KEY"},
+               judge=_judge(_closed_url()))
+    with pytest.raises(GraderError, match="api_key_env: String should match pattern"):
+        GraderModelConfig.load({"model": "m", "api_key_env": "not a name"})
