@@ -2,8 +2,10 @@
 
 A :class:`ContentPolicy` turns any Python value into the string that goes into a span attribute:
 JSON (orjson) with secret-looking keys redacted at every depth, configured regular expressions
-redacted in the text, and the text truncated with an explicit marker. A value that cannot be
-serialised becomes a bounded ``repr``. Nothing here raises.
+redacted in the text, and the text truncated with an explicit marker. A value that cannot be serialised
+becomes a bounded ``repr``. Exception text (messages, stack traces, status descriptions) has
+credential shapes and the secrets it is given masked as well (:meth:`ContentPolicy.clean_error`).
+Nothing here raises.
 
 Our decorators capture content by default because evaluation needs it. It is switched off by
 ``configure(capture_content=False)`` or by ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
@@ -14,6 +16,8 @@ records content of its own cleans it with the same policy.
 >>> policy = ContentPolicy(max_length=40)
 >>> policy.json({"city": "Tokyo", "api_key": "sk-123"})
 '{"city":"Tokyo","api_key":"[REDACTED]"}'
+>>> policy.clean_error("401: Incorrect API key provided: sk-proj-abcdefgh12345678")
+'401: Incorrect API key provided: ***'
 >>> policy.text("x" * 50)
 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...[truncated 10 chars]'
 >>> active_policy().capture in (True, False)
@@ -32,6 +36,8 @@ from itertools import islice
 from typing import Any, Final
 
 import orjson
+
+from agenteval_otel.errors import redact_secrets
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -101,7 +107,10 @@ class ContentPolicy:
     ``replace_default_keys=True`` uses ``redact_keys`` alone instead. After construction
     ``redact_keys`` holds the effective keys.
     ``redact_patterns``: regular expressions replaced by ``[REDACTED]`` in every text we write:
-    content, exception messages and stack traces, status descriptions.
+    content, exception messages and stack traces, status descriptions. Exception text has the
+    credential shapes of ``agenteval_otel.errors.SECRET_PATTERNS`` (``sk-...``, ``Bearer ...``,
+    cloud and forge tokens) masked in any case; content gets them when they are given here
+    (``redact_patterns=SECRET_PATTERNS``: they cost a few µs per value, so they are not a default).
     ``max_length``: longer texts are cut and end with ``...[truncated N chars]``.
 
     >>> ContentPolicy(redact_keys=("ssn",), capture=True).redact_keys[-2:]
@@ -203,6 +212,13 @@ class ContentPolicy:
         if len(text) > self.max_length:
             return f"{text[: self.max_length]}...[truncated {len(text) - self.max_length} chars]"
         return text
+
+    def clean_error(self, text: str, secrets: tuple[str | None, ...] | list[str | None] = ()) -> str:
+        """Exception text (a message, a stack trace, a status description) fit to record: credential
+        shapes and each of ``secrets`` (whole, or any 8 or more of its characters in a row) masked
+        as ``***``, then :meth:`clean`. An instrumentor passes its client's keys as ``secrets``: a
+        server may echo a key in the error it answers."""
+        return self.clean(redact_secrets(text, secrets))
 
     def _is_flat(self, value: Any) -> bool:
         """A scalar, or a short dict or list of scalars under keys known to be safe."""

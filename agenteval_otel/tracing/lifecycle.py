@@ -37,7 +37,7 @@ A wrapped client call, instrumentor style (nothing of ours raises into the call;
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Literal, get_args
 
@@ -187,8 +187,13 @@ class StepRun:
         if step is not None and self._context is not None:
             step.end(self.span, self._pending, self._result, end_time)
 
-    def fail(self, error: BaseException) -> None:
-        """End the step with ``error``: ``error.type``, ERROR status, an exception event. Once."""
+    def fail(self, error: BaseException, *, secrets: Iterable[str | None] = ()) -> None:
+        """End the step with ``error``: ``error.type``, ERROR status, an exception event. Once.
+
+        Credential shapes (``sk-...``, ``Bearer ...``) and each of ``secrets`` (an instrumentor's
+        client keys), whole or any 8 or more of their characters in a row, are masked in the
+        recorded message, stack trace and status description; ``error`` itself is left untouched.
+        """
         self.deactivate()
         step = self._step
         if self._ended:
@@ -197,7 +202,7 @@ class StepRun:
             return
         self._ended = True
         if step is not None and self._context is not None:
-            step.fail(self.span, self._pending, error)
+            step.fail(self.span, self._pending, error, _secrets(secrets, step))
 
     def __enter__(self) -> StepRun:
         self.activate()
@@ -319,6 +324,18 @@ def _check_options(kind: str, options: Mapping[str, Any]) -> None:
             continue
         shown = f"<{type(value).__name__}>" if option in _CONTENT_OPTIONS else repr(value)
         _logger.warning("%s=%s does not apply to a %s step; ignored", option, shown, kind)
+
+
+def _secrets(secrets: object, step: Step) -> tuple[str | None, ...]:
+    """``secrets`` as a tuple (a lone str is one secret); a value that is not a str is left out (logged by type)."""
+    if isinstance(secrets, str):
+        return (secrets,)
+    found = tuple(secrets) if isinstance(secrets, Iterable) else (secrets,)
+    kept = tuple(secret for secret in found if secret is None or isinstance(secret, str))
+    if len(kept) != len(found):
+        odd = next(secret for secret in found if secret is not None and not isinstance(secret, str))
+        step.warn(f"a secret of type {type(odd).__name__} is not a str; it is not masked")
+    return kept
 
 
 def _text(value: object, option: str) -> str | None:

@@ -18,6 +18,12 @@ from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
 sys.path.insert(0, str(Path(__file__).parent))  # the sample graphs, also when run from the repository root
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "promise(n): the test proves reliability promise n of RELIABILITY.md (one or more numbers)"
+    )
+
+
 class Captured:
     """The spans and trajectories of the graphs run in one test."""
 

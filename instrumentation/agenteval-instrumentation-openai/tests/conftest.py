@@ -35,6 +35,12 @@ RESPONSES_WEATHER_TOOL = {"type": "function", "name": "get_weather", **{
     k: v for k, v in WEATHER_TOOL["function"].items() if k != "name"}}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "promise(n): the test proves reliability promise n of RELIABILITY.md (one or more numbers)"
+    )
+
+
 def load_example(name: str, *, fresh: bool = False) -> ModuleType:
     """A module of ``examples/``, loaded by file path (once, unless ``fresh``)."""
     module_name = f"examples_{name}"

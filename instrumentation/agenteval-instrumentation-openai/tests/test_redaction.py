@@ -1,0 +1,111 @@
+"""No secret reaches a span or a log record (promises 10 and 19): the client's API key echoed by a
+server's 401, and secret-looking keys inside the JSON text of tool results."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import openai
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agenteval_otel import semconv as attr
+
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+KEYS = {
+    "openai-shaped": "sk-proj-Q7vR2mX9pL4tK8wZ3nB6c",  # 30 characters
+    "no known shape": "c2f81e7a9b04d63e5f17a8c92d4b0e6f",
+}
+
+
+class EchoingServer(ThreadingHTTPServer):
+    """Answers every request with OpenAI's 401 body, quoting the bearer key in full and in part."""
+
+    daemon_threads = True
+
+
+class Refusal(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        body = json.dumps({"error": {
+            "message": f"Incorrect API key provided: {key}. A key ending in {key[-20:]} is not valid "
+                       f"(it starts {key[:20]}).",
+            "type": "invalid_request_error", "param": None, "code": "invalid_api_key",
+        }}).encode()
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def refusing_url() -> Iterator[str]:
+    server = EchoingServer(("127.0.0.1", 0), Refusal)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def texts(spans: Any) -> list[str]:
+    """Every text of every span: attribute values, event attribute values, status description."""
+    found: list[str] = []
+    for span in spans:
+        found += [str(value) for value in (span.attributes or {}).values()]
+        for event in span.events:
+            found += [str(value) for value in (event.attributes or {}).values()]
+        found.append(span.status.description or "")
+    return found
+
+
+def record_texts(records: list[logging.LogRecord]) -> list[str]:
+    found = []
+    for record in records:
+        text = record.getMessage()
+        if record.exc_info:
+            text += logging.Formatter().formatException(record.exc_info)
+        found.append(text)
+    return found
+
+
+def leaks(key: str, texts: list[str]) -> list[str]:
+    """The texts holding ``key`` or any 8 characters of it in a row."""
+    fragments = {key[i:i + 8] for i in range(len(key) - 7)}
+    return [text for text in texts if any(fragment in text for fragment in fragments)]
+
+
+@pytest.mark.promise(19)
+@pytest.mark.parametrize("key", list(KEYS.values()), ids=list(KEYS))
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_401_echoing_the_api_key_leaves_no_trace_of_it(
+    refusing_url: str, instrument: Any, exporter: Any, caplog: pytest.LogCaptureFixture, key: str, api: str
+) -> None:
+    instrument()  # content capture off: the default for a third-party client
+    client = openai.OpenAI(base_url=refusing_url, api_key=key, max_retries=0, timeout=5)
+    with caplog.at_level(logging.DEBUG), pytest.raises(openai.AuthenticationError) as raised:  # every logger
+        if api == "chat":
+            client.chat.completions.create(model="gpt-test", messages=QUESTION)
+        else:
+            client.responses.create(model="gpt-test", input="What is the weather in Paris?")
+    assert key in str(raised.value)  # the caller's exception itself is untouched
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes[attr.ERROR_TYPE] == "AuthenticationError"
+    (event,) = span.events
+    assert "Incorrect API key provided" in event.attributes["exception.message"]
+    assert "Traceback" in event.attributes["exception.stacktrace"]
+    assert not leaks(key, texts([span]))
+    assert not leaks(key, record_texts(caplog.records))
