@@ -1,8 +1,9 @@
 """Content policy: whether arguments, results and messages are captured, and how they are cleaned.
 
 A :class:`ContentPolicy` turns any Python value into the string that goes into a span attribute:
-JSON (orjson) with secret-looking keys redacted at every depth, configured regular expressions
-redacted in the text, and the text truncated with an explicit marker. A value that cannot be serialised
+JSON (orjson) with secret-looking keys redacted at every depth (inside JSON text held in a str
+too: a tool result or tool-call arguments sent as JSON), configured regular expressions redacted
+in the text, and the text truncated with an explicit marker. A value that cannot be serialised
 becomes a bounded ``repr``. Exception text (messages, stack traces, status descriptions) has
 credential shapes and the secrets it is given masked as well (:meth:`ContentPolicy.clean_error`).
 Nothing here raises.
@@ -16,6 +17,8 @@ records content of its own cleans it with the same policy.
 >>> policy = ContentPolicy(max_length=40)
 >>> policy.json({"city": "Tokyo", "api_key": "sk-123"})
 '{"city":"Tokyo","api_key":"[REDACTED]"}'
+>>> print(policy.json(['{"token": "t0p"}']))
+["{\\"token\\":\\"[REDACTED]\\"}"]
 >>> policy.clean_error("401: Incorrect API key provided: sk-proj-abcdefgh12345678")
 '401: Incorrect API key provided: ***'
 >>> policy.text("x" * 50)
@@ -64,6 +67,7 @@ _JSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH
 _MAX_DEPTH: Final = 32
 _KEY_CACHE_SIZE: Final = 4096
 _KEY_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_JSON_OPENERS: Final = ("{", "[")
 
 _repr = reprlib.Repr()
 _repr.maxstring = 200
@@ -221,8 +225,11 @@ class ContentPolicy:
         return self.clean(redact_secrets(text, secrets))
 
     def _is_flat(self, value: Any) -> bool:
-        """A scalar, or a short dict or list of scalars under keys known to be safe."""
+        """A scalar, or a short dict or list of scalars under keys known to be safe; no str that
+        may hold JSON."""
         cls = type(value)
+        if cls is str:
+            return not value.startswith(_JSON_OPENERS)
         if cls in _SCALARS:
             return True
         if cls is dict:
@@ -230,16 +237,26 @@ class ContentPolicy:
                 return False
             verdicts = self._sensitive
             for key, item in value.items():
-                if type(item) not in _SCALARS or verdicts.get(key) is not False:
+                kind = type(item)
+                if (
+                    kind not in _SCALARS
+                    or verdicts.get(key) is not False
+                    or (kind is str and item.startswith(_JSON_OPENERS))
+                ):
                     return False
             return True
         if cls is list:
-            return len(value) <= self.max_length and all(type(item) in _SCALARS for item in value)
+            return len(value) <= self.max_length and all(
+                type(item) in _SCALARS and not (type(item) is str and item.startswith(_JSON_OPENERS))
+                for item in value
+            )
         return False
 
     def _plain(self, value: Any, depth: int) -> Any:
         """``value`` with every mapping key checked and containers bounded; the rest is orjson's."""
         cls = type(value)
+        if cls is str:
+            return self._json_text(value, depth) if value.startswith(_JSON_OPENERS) else value
         if cls in _SCALARS:
             return value
         if depth >= _MAX_DEPTH:
@@ -253,6 +270,21 @@ class ContentPolicy:
         if cls is list or cls is tuple:
             return [self._plain(item, depth + 1) for item in islice(value, self.max_length)]
         return value
+
+    def _json_text(self, text: str, depth: int) -> str:
+        """``text`` as it is, unless it is a JSON object or array holding a secret-looking key (at
+        any depth, JSON text inside it included): then that JSON with those values redacted, re-serialised.
+        Parsed once, within the depth bound; text that is not such JSON is left alone."""
+        if depth >= _MAX_DEPTH:
+            return text
+        try:
+            parsed = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return text
+        if type(parsed) is not dict and type(parsed) is not list:
+            return text
+        plain = self._plain(parsed, depth + 1)
+        return text if plain == parsed else orjson.dumps(plain).decode()
 
     def _default(self, value: Any) -> Any:
         """orjson's hook for what it does not serialise natively (or was told to pass through)."""

@@ -151,6 +151,36 @@ def test_secret_looking_keys_arrive_redacted_at_any_depth(spans: Any) -> None:
     assert "sk-live-1" not in str(attributes) and "Bearer abc" not in str(attributes)
 
 
+@pytest.mark.promise(10, 19)
+def test_secret_looking_keys_inside_json_text_are_redacted(spans: Any) -> None:
+    @tool
+    def log_in(user: str, options: str) -> str:
+        return '{"password": "hunter2", "city": "Paris", "nested": "[{\\"token\\": \\"t0p\\"}]"}'
+
+    log_in("ann", '[{"api_key": "k-123", "retries": 2}]')
+
+    attributes = spans.attributes("execute_tool log_in")
+    result = json.loads(json.loads(attributes["gen_ai.tool.call.result"]))
+    assert result == {"password": REDACTED, "city": "Paris", "nested": json.dumps([{"token": REDACTED}], separators=(",", ":"))}
+    arguments = json.loads(attributes["gen_ai.tool.call.arguments"])
+    assert json.loads(arguments["options"]) == [{"api_key": REDACTED, "retries": 2}]
+    assert "hunter2" not in str(attributes) and "t0p" not in str(attributes) and "k-123" not in str(attributes)
+
+    policy = ContentPolicy()  # text that is not JSON holding a secret-looking key is left as written
+    for text in ('{"city": "Paris",  "celsius": 21}', "[1, 2]", "{not json, password hunter2}",
+                 '{"password": "hunter2"', "[password] hunter2", '"a JSON string"', ""):
+        assert json.loads(policy.json({"result": text})) == {"result": text}
+        assert json.loads(policy.json([text])) == [text] and json.loads(policy.json(text)) == text
+
+
+@pytest.mark.promise(10)
+def test_a_large_json_text_is_redacted_and_truncated_with_the_marker() -> None:
+    text = json.dumps([{"city": f"c{i}", "token": "t0p-secret"} for i in range(20_000)])  # about 0.8 MB
+    cleaned = ContentPolicy().json({"result": text})
+    assert cleaned.endswith(" chars]") and "...[truncated " in cleaned
+    assert "t0p-secret" not in cleaned and REDACTED in cleaned
+
+
 @pytest.mark.parametrize(
     ("key", "redacted"),
     [

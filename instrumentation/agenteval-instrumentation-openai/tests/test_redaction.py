@@ -109,3 +109,54 @@ def test_a_401_echoing_the_api_key_leaves_no_trace_of_it(
     assert "Traceback" in event.attributes["exception.stacktrace"]
     assert not leaks(key, texts([span]))
     assert not leaks(key, record_texts(caplog.records))
+
+
+SECRET = "hunter2-7f3a9c"
+
+
+@pytest.fixture
+def terse_client(model_server: Any) -> Iterator[openai.OpenAI]:
+    """A client of a local model that answers "Noted." (it never quotes what it was sent)."""
+    with model_server.serve(lambda request: model_server.Turn(text="Noted.")) as running:
+        yield openai.OpenAI(base_url=running.base_url, api_key="test-key", max_retries=0, timeout=5)
+
+
+@pytest.mark.promise(10, 19)
+def test_secret_keys_inside_json_tool_results_and_arguments_are_redacted(
+    terse_client: openai.OpenAI, instrumented: Any, only_span: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    arguments = json.dumps({"city": "Paris", "api_key": SECRET})
+    result = json.dumps({"password": SECRET, "city": "Paris", "session": {"token": SECRET}})
+    messages = [*QUESTION,
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": arguments}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": result},
+                {"role": "tool", "tool_call_id": "call_2", "content": [{"type": "text", "text": result}]},
+                {"role": "tool", "tool_call_id": "call_3", "content": "{not json, password hunter2 stays text"}]
+    with caplog.at_level(logging.DEBUG):
+        terse_client.chat.completions.create(model="gpt-test", messages=messages)
+    span = only_span()
+    assert not [text for text in texts([span]) if SECRET in text]
+    assert not [text for text in record_texts(caplog.records) if SECRET in text]
+    sent = json.loads(span.attributes[attr.GEN_AI_INPUT_MESSAGES])
+    assert sent[1]["parts"][0]["arguments"] == {"city": "Paris", "api_key": "[REDACTED]"}
+    first, second, third = (message["parts"][0]["response"] for message in sent[2:])
+    assert json.loads(first) == {"password": "[REDACTED]", "city": "Paris", "session": {"token": "[REDACTED]"}}
+    assert json.loads(second[0]["text"]) == json.loads(first)
+    assert third == "{not json, password hunter2 stays text"
+
+
+@pytest.mark.promise(10, 19)
+def test_secret_keys_inside_a_responses_function_call_output_are_redacted(
+    terse_client: openai.OpenAI, instrumented: Any, only_span: Any
+) -> None:
+    items = [{"role": "user", "content": "Weather in Paris?"},
+             {"type": "function_call", "call_id": "call_1", "name": "get_weather",
+              "arguments": json.dumps({"city": "Paris", "token": SECRET})},
+             {"type": "function_call_output", "call_id": "call_1",
+              "output": json.dumps([{"city": "Paris", "authorization": f"Bearer {SECRET}"}])}]
+    terse_client.responses.create(model="gpt-test", input=items)
+    span = only_span()
+    assert not [text for text in texts([span]) if SECRET in text]
+    sent = json.loads(span.attributes[attr.GEN_AI_INPUT_MESSAGES])
+    assert json.loads(sent[2]["parts"][0]["response"]) == [{"city": "Paris", "authorization": "[REDACTED]"}]
