@@ -88,9 +88,10 @@ class Step:
         args: tuple[Any, ...],
         kwargs: Mapping[str, Any],
         tracer: Tracer | None = None,
+        policy: ContentPolicy | None = None,
     ) -> tuple[Span, dict[str, Any] | None, otel_context.Context] | None:
-        """Start the span under ``parent`` with ``tracer`` (default: ``current_tracer()``):
-        ``(span, pending attributes, context to run in)``.
+        """Start the span under ``parent`` with ``tracer`` (default: ``current_tracer()``), its
+        content under ``policy`` (default: the active one): ``(span, pending attributes, context to run in)``.
 
         ``pending`` is ``None`` when the span is not recording: then nothing is serialised.
         ``None`` when instrumentation is suppressed or the span could not be started.
@@ -112,17 +113,25 @@ class Step:
             return span, None, with_span(span, parent)
         pending = self.attributes.copy()
         try:
-            context = self.open(span, parent, pending, _content._active, args, kwargs)
+            context = self.open(span, parent, pending, _content._active if policy is None else policy, args, kwargs)
         except Exception:
             self.report("recording the inputs")
             context = parent
         return span, pending, with_span(span, context)
 
-    def end(self, span: Span, pending: dict[str, Any] | None, result: Any, end_time: int | None = None) -> None:
-        """Set the attributes (the result's included) in one call and end the span (at
-        ``end_time``, ns since the epoch, when given)."""
+    def end(
+        self,
+        span: Span,
+        pending: dict[str, Any] | None,
+        result: Any,
+        end_time: int | None = None,
+        policy: ContentPolicy | None = None,
+    ) -> None:
+        """Set the attributes (the result's included, under ``policy``, default the active one) in
+        one call and end the span (at ``end_time``, ns since the epoch, when given)."""
         if pending is not None:
-            policy = _content._active
+            if policy is None:
+                policy = _content._active
             if policy.capture or self.structural_result:
                 try:
                     self.add_result(pending, policy, result)

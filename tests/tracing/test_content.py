@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agenteval_otel.tracing import ContentPolicy, agent, conditional, configure, message, node, tool
+from agenteval_otel.tracing import (
+    ContentPolicy,
+    agent,
+    conditional,
+    configure,
+    message,
+    node,
+    start_step,
+    tool,
+)
 from agenteval_otel.tracing.content import CAPTURE_CONTENT_ENV, DEFAULT_REDACT_KEYS, REDACTED
 
 CONTENT_KEYS = {
@@ -126,6 +135,30 @@ def test_unknown_env_value_is_logged_and_capture_stays_on(
     with caplog.at_level(logging.WARNING, logger="agenteval_otel.tracing.content"):
         assert ContentPolicy.from_env().capture is True
     assert len(caplog.records) == 1
+
+
+@pytest.mark.promise(10)
+def test_a_step_started_without_content_records_none_whatever_the_policy(spans: Any) -> None:
+    runs = {
+        "agent": start_step("agent", "a", input="question", capture_content=False),
+        "tool": start_step("tool", "t", arguments={"city": "Oslo"}, call_id="call_1", capture_content=False),
+        "node": start_step("node", "n", input={"state": 1}, capture_content=False),
+        "message": start_step("message", model="m1", input="hello", capture_content=False),
+    }
+    assert all(run.recording and not run.capturing for run in runs.values())
+    for run in runs.values():
+        run.set_input({"more": "input"})
+        run.set_result({"role": "assistant", "content": "answer"})
+        run.end()
+    with start_step("tool", "on", arguments={"city": "Oslo"}) as run:
+        assert run.capturing
+        run.set_result(None)
+
+    recorded = {span.name: set(span.attributes or {}) & CONTENT_KEYS for span in spans.all()}
+    assert recorded == {"invoke_agent a": set(), "execute_tool t": set(), "invoke_node n": set(), "chat m1": set(),
+                        "execute_tool on": {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}}
+    assert spans.attributes("execute_tool t")["gen_ai.tool.call.id"] == "call_1"
+    assert spans.attributes("chat m1")["agenteval.message.role"] == "assistant"
 
 
 # --- redaction (promise 10) ----------------------------------------------------------------------
