@@ -34,7 +34,7 @@ import logging
 import os
 import re
 import reprlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from typing import Any, Final
 
@@ -49,6 +49,7 @@ __all__ = [
     "REDACTED",
     "ContentPolicy",
     "active_policy",
+    "remember_secrets",
     "set_active_policy",
 ]
 
@@ -68,6 +69,11 @@ _MAX_DEPTH: Final = 32
 _KEY_CACHE_SIZE: Final = 4096
 _KEY_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _JSON_OPENERS: Final = ("{", "[")
+_MAX_KNOWN_SECRETS: Final = 16
+_MIN_KNOWN_SECRET: Final = 8
+
+_known_secrets: tuple[str, ...] = ()
+"""Secrets remembered from failures (an instrumentor's client keys): masked in all exception text."""
 
 _repr = reprlib.Repr()
 _repr.maxstring = 200
@@ -219,10 +225,11 @@ class ContentPolicy:
 
     def clean_error(self, text: str, secrets: tuple[str | None, ...] | list[str | None] = ()) -> str:
         """Exception text (a message, a stack trace, a status description) fit to record: credential
-        shapes and each of ``secrets`` (whole, or any 8 or more of its characters in a row) masked
-        as ``***``, then :meth:`clean`. An instrumentor passes its client's keys as ``secrets``: a
-        server may echo a key in the error it answers."""
-        return self.clean(redact_secrets(text, secrets))
+        shapes, each of ``secrets`` and the secrets remembered (:func:`remember_secrets`) masked as
+        ``***`` (whole, or any 8 or more of their characters in a row), then :meth:`clean`. An
+        instrumentor passes its client's keys as ``secrets``: a server may echo a key in its error."""
+        known = _known_secrets
+        return self.clean(redact_secrets(text, (*secrets, *known) if known else secrets))
 
     def _is_flat(self, value: Any) -> bool:
         """A scalar, or a short dict or list of scalars under keys known to be safe; no str that
@@ -303,6 +310,20 @@ class ContentPolicy:
                 return scalar(value)
         _logger.debug("value of type %s is not JSON-serialisable; recorded its repr", type(value).__qualname__)
         return bounded_repr(value)
+
+
+def remember_secrets(secrets: Iterable[str | None]) -> None:
+    """Mask ``secrets`` (of 8 characters or more; the last 16 remembered are kept) in every
+    exception text recorded from now on, by any step: an error quoting a client's key travels up
+    through the steps around the call, and may be re-raised in other words. ``StepRun.fail``
+    remembers the secrets it is given."""
+    global _known_secrets
+    known = _known_secrets
+    new = tuple(
+        dict.fromkeys(s for s in secrets if isinstance(s, str) and len(s) >= _MIN_KNOWN_SECRET and s not in known)
+    )
+    if new:
+        _known_secrets = (*known, *new)[-_MAX_KNOWN_SECRETS:]
 
 
 _active: ContentPolicy = ContentPolicy.from_env()

@@ -56,7 +56,7 @@ from agenteval_otel.tracing._steps import (
     ToolStep,
     keyword_binder,
 )
-from agenteval_otel.tracing.content import ContentPolicy, active_policy
+from agenteval_otel.tracing.content import ContentPolicy, active_policy, remember_secrets
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.providers import tracer_of
 
@@ -222,6 +222,8 @@ class StepRun:
         Credential shapes (``sk-...``, ``Bearer ...``) and each of ``secrets`` (an instrumentor's
         client keys), whole or any 8 or more of their characters in a row, are masked in the
         recorded message, stack trace and status description; ``error`` itself is left untouched.
+        The secrets are remembered: the steps this error (or one quoting it) fails later mask
+        them too (``content.remember_secrets``).
         """
         self.deactivate()
         step = self._step
@@ -231,7 +233,13 @@ class StepRun:
             return
         self._ended = True
         if step is not None and self._context is not None:
-            step.fail(self.span, self._pending, error, _secrets(secrets, step))
+            try:
+                kept = _secrets(secrets, step)
+                remember_secrets(kept)
+            except Exception:
+                step.report("reading the secrets")
+                kept = ()
+            step.fail(self.span, self._pending, error, kept)
 
     def __enter__(self) -> StepRun:
         self.activate()

@@ -244,9 +244,17 @@ def test_secrets_given_to_fail_are_masked_whole_and_in_part(spans: Any, ours: py
     start_step("message", model="m2").fail(error, secrets=PLAIN_KEY)  # a lone str is one secret
     start_step("message", model="m3").fail(error, secrets=[PLAIN_KEY, 42])  # type: ignore[list-item]
 
+    @agent
+    def assistant(question: str) -> str:  # the error travels up, re-raised in other words
+        raise PermissionError(f"the model refused: {error}")
+
+    with pytest.raises(PermissionError):
+        assistant("q")
+
     for secret in (PLAIN_KEY, PLAIN_KEY[-20:], PLAIN_KEY[:12], PLAIN_KEY[4:12]):
         assert_nowhere(secret, spans.all(), ours.records)
     assert spans.named("chat m1").status.description == "RuntimeError: key *** refused; a key ending in *** or starting ***"
+    assert spans.named("invoke_agent assistant").status.description.startswith("PermissionError: the model refused: key ***")
     assert "a secret of type int is not a str" in ours.text
 
 

@@ -107,3 +107,26 @@ def test_content_is_off_by_default_and_on_when_asked_then_redacted_and_truncated
     run_both("t-policy-off")
     assert not any(content_of(captured.spans()).values())
     assert {span.name for span in captured.spans()} >= {"invoke_node check", "execute_tool get_weather"}
+
+
+@pytest.mark.promise(19)
+def test_credentials_in_a_node_error_reach_no_span(instrumented: Any) -> None:
+    key = "sk-proj-Q7vR2mX9pL4tK8wZ3nB6c"
+
+    def call_model(state: Login) -> dict[str, Any]:
+        raise PermissionError(f"401 Incorrect API key provided: {key}")
+
+    builder = StateGraph(Login)
+    builder.add_node("call_model", call_model)
+    builder.add_edge(START, "call_model")
+    builder.add_edge("call_model", END)
+    captured = instrumented()
+    with pytest.raises(PermissionError) as raised:
+        builder.compile(name="failing").invoke({"user": "ann"})
+
+    assert key in str(raised.value)  # the caller's exception is untouched
+    spans = captured.spans()
+    assert {span.name for span in spans} == {"invoke_agent failing", "invoke_node call_model"}
+    for span in spans:
+        assert span.status.description == "PermissionError: 401 Incorrect API key provided: ***"
+        assert key not in str(span.attributes) + str([event.attributes for event in span.events])

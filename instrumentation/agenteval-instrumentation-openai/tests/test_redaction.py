@@ -15,6 +15,7 @@ import pytest
 from opentelemetry.trace import StatusCode
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.tracing import agent, routed_to
 
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 KEYS = {
@@ -109,6 +110,30 @@ def test_a_401_echoing_the_api_key_leaves_no_trace_of_it(
     assert "Traceback" in event.attributes["exception.stacktrace"]
     assert not leaks(key, texts([span]))
     assert not leaks(key, record_texts(caplog.records))
+
+
+@pytest.mark.promise(19)
+def test_the_steps_around_the_failed_call_do_not_record_the_echoed_key_either(
+    refusing_url: str, instrument: Any, exporter: Any, provider: Any
+) -> None:
+    key = KEYS["no known shape"]
+    instrument()
+    client = openai.OpenAI(base_url=refusing_url, api_key=key, max_retries=0, timeout=5)
+
+    @agent(name="assistant")
+    def assistant(question: str) -> str:
+        try:
+            client.chat.completions.create(model="gpt-test", messages=QUESTION)
+        except openai.AuthenticationError as error:
+            raise RuntimeError(f"the model refused: {error}") from error
+        return "unreachable"
+
+    with routed_to(provider), pytest.raises(RuntimeError):
+        assistant("Weather in Paris?")
+    chat, agent_span = exporter.get_finished_spans()
+    assert (chat.name, agent_span.name) == ("chat gpt-test", "invoke_agent assistant")
+    assert "the model refused: Error code: 401" in (agent_span.status.description or "")
+    assert not leaks(key, texts([chat, agent_span]))
 
 
 SECRET = "hunter2-7f3a9c"
