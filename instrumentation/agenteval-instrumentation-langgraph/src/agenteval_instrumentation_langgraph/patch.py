@@ -14,12 +14,13 @@ hook (``wrapt`` wrapper)                   step
                                            call id and result, or its error
 =========================================  ==================================================
 
-Each wrapper is built once by a factory that captured the instrumentor's :class:`Settings`: whether
-content is recorded (then as the content policy in force says), and the tracer provider (``None``: the one
-our steps go to, which a live evaluation routes). The hot path checks suppression first, starts
-the step, calls the user's code untouched and ends the step; everything of ours runs inside a
-guard that logs (once per kind of failure at WARNING, then at DEBUG) and falls back to the plain
-call, so the user's return value and exceptions are exactly what they would have been.
+Each wrapper is built once by a factory that captured the instrumentor's :class:`Settings`:
+whether content is recorded (then as the content policy in force says), and the tracer provider
+(``None``: the one our steps go to, which a live evaluation routes). The hot path checks
+suppression first, starts the step, calls the user's code untouched and ends the step; content
+is read only when the step records it; everything of ours runs inside a guard that logs (once
+per kind of failure at WARNING, then at DEBUG) and falls back to the plain call, so the user's
+return value and exceptions are exactly what they would have been.
 """
 
 from __future__ import annotations
