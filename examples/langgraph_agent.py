@@ -16,7 +16,9 @@ chat model is a scripted stand-in built on ``langchain_core``.
 The graph: ``agent`` (the model answers or asks for tools) → ``tools_condition`` (a conditional
 edge: ``tools`` or ``__end__``) → ``tools`` (a ``ToolNode``) → ``agent`` → ... Each graph run is
 an agent step with the thread id as its conversation id, each node a node step, each edge taken
-a conditional step, each tool call a tool step with its arguments and result.
+a conditional step, each tool call a tool step with its arguments and result. Content (messages,
+states, arguments, results) is recorded because the instrumentor is asked to
+(``capture_content=True``): off by default, as for any third-party library.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-LangGraphInstrumentor().instrument()
+LangGraphInstrumentor().instrument(capture_content=True)  # the criteria read messages and tool arguments
 
 WEATHER = {"paris": (18, "sunny"), "tokyo": (22, "clear"), "london": (12, "raining")}
 

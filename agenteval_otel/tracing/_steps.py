@@ -88,9 +88,10 @@ class Step:
         args: tuple[Any, ...],
         kwargs: Mapping[str, Any],
         tracer: Tracer | None = None,
+        policy: ContentPolicy | None = None,
     ) -> tuple[Span, dict[str, Any] | None, otel_context.Context] | None:
-        """Start the span under ``parent`` with ``tracer`` (default: ``current_tracer()``):
-        ``(span, pending attributes, context to run in)``.
+        """Start the span under ``parent`` with ``tracer`` (default: ``current_tracer()``), its
+        content under ``policy`` (default: the active one): ``(span, pending attributes, context to run in)``.
 
         ``pending`` is ``None`` when the span is not recording: then nothing is serialised.
         ``None`` when instrumentation is suppressed or the span could not be started.
@@ -112,17 +113,25 @@ class Step:
             return span, None, with_span(span, parent)
         pending = self.attributes.copy()
         try:
-            context = self.open(span, parent, pending, _content._active, args, kwargs)
+            context = self.open(span, parent, pending, _content._active if policy is None else policy, args, kwargs)
         except Exception:
             self.report("recording the inputs")
             context = parent
         return span, pending, with_span(span, context)
 
-    def end(self, span: Span, pending: dict[str, Any] | None, result: Any, end_time: int | None = None) -> None:
-        """Set the attributes (the result's included) in one call and end the span (at
-        ``end_time``, ns since the epoch, when given)."""
+    def end(
+        self,
+        span: Span,
+        pending: dict[str, Any] | None,
+        result: Any,
+        end_time: int | None = None,
+        policy: ContentPolicy | None = None,
+    ) -> None:
+        """Set the attributes (the result's included, under ``policy``, default the active one) in
+        one call and end the span (at ``end_time``, ns since the epoch, when given)."""
         if pending is not None:
-            policy = _content._active
+            if policy is None:
+                policy = _content._active
             if policy.capture or self.structural_result:
                 try:
                     self.add_result(pending, policy, result)
@@ -137,18 +146,21 @@ class Step:
         except Exception:  # a span processor that raises must not reach the user's code
             self.report("ending the span")
 
-    def fail(self, span: Span, pending: dict[str, Any] | None, error: BaseException) -> None:
-        """End the span with the user's ``error``: ``error.type``, ERROR status, an exception event."""
+    def fail(
+        self, span: Span, pending: dict[str, Any] | None, error: BaseException, secrets: tuple[str | None, ...] = ()
+    ) -> None:
+        """End the span with the user's ``error``: ``error.type``, ERROR status, an exception event;
+        credential shapes and ``secrets`` are masked in its text (``ContentPolicy.clean_error``)."""
         if pending is not None:
             pending[attr.ERROR_TYPE] = type(error).__qualname__
             try:
                 span.set_attributes(pending)
             except Exception:
                 self.report("setting attributes")
-            try:  # cleaned like content: the message and the stack trace may quote secrets
+            try:  # the message and the stack trace may quote secrets: a server echoing a key, a password
                 policy = _content._active
-                span.set_status(Status(StatusCode.ERROR, policy.clean(_description(error))))
-                span.add_event(attr.EXCEPTION_EVENT, _exception_attributes(error, policy))
+                span.set_status(Status(StatusCode.ERROR, policy.clean_error(_description(error), secrets)))
+                span.add_event(attr.EXCEPTION_EVENT, _exception_attributes(error, policy, secrets))
             except Exception:
                 self.report("recording the error")
         try:
@@ -211,14 +223,17 @@ def _description(error: BaseException) -> str:
     return type(error).__name__ if message is None else f"{type(error).__name__}: {message}"
 
 
-def _exception_attributes(error: BaseException, policy: ContentPolicy) -> dict[str, str]:
+def _exception_attributes(
+    error: BaseException, policy: ContentPolicy, secrets: tuple[str | None, ...]
+) -> dict[str, str]:
     """What the SDK's ``record_exception`` writes, with the message and stack trace cleaned by ``policy``."""
     cls = type(error)
     module = cls.__module__
+    stacktrace = "".join(traceback.format_exception(cls, error, error.__traceback__))
     return {
         attr.EXCEPTION_TYPE: f"{module}.{cls.__qualname__}" if module and module != "builtins" else cls.__qualname__,
-        attr.EXCEPTION_MESSAGE: policy.clean(_message(error) or ""),
-        attr.EXCEPTION_STACKTRACE: policy.clean("".join(traceback.format_exception(cls, error, error.__traceback__))),
+        attr.EXCEPTION_MESSAGE: policy.clean_error(_message(error) or "", secrets),
+        attr.EXCEPTION_STACKTRACE: policy.clean_error(stacktrace, secrets),
         attr.EXCEPTION_ESCAPED: "False",
     }
 

@@ -1,9 +1,12 @@
 """Content policy: whether arguments, results and messages are captured, and how they are cleaned.
 
 A :class:`ContentPolicy` turns any Python value into the string that goes into a span attribute:
-JSON (orjson) with secret-looking keys redacted at every depth, configured regular expressions
-redacted in the text, and the text truncated with an explicit marker. A value that cannot be
-serialised becomes a bounded ``repr``. Nothing here raises.
+JSON (orjson) with secret-looking keys redacted at every depth (inside JSON text held in a str
+too: a tool result or tool-call arguments sent as JSON), configured regular expressions redacted
+in the text, and the text truncated with an explicit marker. A value that cannot be serialised
+becomes a bounded ``repr``. Exception text (messages, stack traces, status descriptions) has
+credential shapes and the secrets it is given masked as well (:meth:`ContentPolicy.clean_error`).
+Nothing here raises.
 
 Our decorators capture content by default because evaluation needs it. It is switched off by
 ``configure(capture_content=False)`` or by ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
@@ -14,6 +17,10 @@ records content of its own cleans it with the same policy.
 >>> policy = ContentPolicy(max_length=40)
 >>> policy.json({"city": "Tokyo", "api_key": "sk-123"})
 '{"city":"Tokyo","api_key":"[REDACTED]"}'
+>>> print(policy.json(['{"token": "t0p"}']))
+["{\\"token\\":\\"[REDACTED]\\"}"]
+>>> policy.clean_error("401: Incorrect API key provided: sk-proj-abcdefgh12345678")
+'401: Incorrect API key provided: ***'
 >>> policy.text("x" * 50)
 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...[truncated 10 chars]'
 >>> active_policy().capture in (True, False)
@@ -27,11 +34,13 @@ import logging
 import os
 import re
 import reprlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import islice
 from typing import Any, Final
 
 import orjson
+
+from agenteval_otel.errors import redact_secrets
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
@@ -40,6 +49,7 @@ __all__ = [
     "REDACTED",
     "ContentPolicy",
     "active_policy",
+    "remember_secrets",
     "set_active_policy",
 ]
 
@@ -58,6 +68,12 @@ _JSON_OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH
 _MAX_DEPTH: Final = 32
 _KEY_CACHE_SIZE: Final = 4096
 _KEY_WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_JSON_OPENERS: Final = ("{", "[")
+_MAX_KNOWN_SECRETS: Final = 16
+_MIN_KNOWN_SECRET: Final = 8
+
+_known_secrets: tuple[str, ...] = ()
+"""Secrets remembered from failures (an instrumentor's client keys): masked in all exception text."""
 
 _repr = reprlib.Repr()
 _repr.maxstring = 200
@@ -101,7 +117,10 @@ class ContentPolicy:
     ``replace_default_keys=True`` uses ``redact_keys`` alone instead. After construction
     ``redact_keys`` holds the effective keys.
     ``redact_patterns``: regular expressions replaced by ``[REDACTED]`` in every text we write:
-    content, exception messages and stack traces, status descriptions.
+    content, exception messages and stack traces, status descriptions. Exception text has the
+    credential shapes of ``agenteval_otel.errors.SECRET_PATTERNS`` (``sk-...``, ``Bearer ...``,
+    cloud and forge tokens) masked in any case; content gets them when they are given here
+    (``redact_patterns=SECRET_PATTERNS``: they cost a few µs per value, so they are not a default).
     ``max_length``: longer texts are cut and end with ``...[truncated N chars]``.
 
     >>> ContentPolicy(redact_keys=("ssn",), capture=True).redact_keys[-2:]
@@ -204,9 +223,20 @@ class ContentPolicy:
             return f"{text[: self.max_length]}...[truncated {len(text) - self.max_length} chars]"
         return text
 
+    def clean_error(self, text: str, secrets: tuple[str | None, ...] | list[str | None] = ()) -> str:
+        """Exception text (a message, a stack trace, a status description) fit to record: credential
+        shapes, each of ``secrets`` and the secrets remembered (:func:`remember_secrets`) masked as
+        ``***`` (whole, or any 8 or more of their characters in a row), then :meth:`clean`. An
+        instrumentor passes its client's keys as ``secrets``: a server may echo a key in its error."""
+        known = _known_secrets
+        return self.clean(redact_secrets(text, (*secrets, *known) if known else secrets))
+
     def _is_flat(self, value: Any) -> bool:
-        """A scalar, or a short dict or list of scalars under keys known to be safe."""
+        """A scalar, or a short dict or list of scalars under keys known to be safe; no str that
+        may hold JSON."""
         cls = type(value)
+        if cls is str:
+            return not value.startswith(_JSON_OPENERS)
         if cls in _SCALARS:
             return True
         if cls is dict:
@@ -214,16 +244,26 @@ class ContentPolicy:
                 return False
             verdicts = self._sensitive
             for key, item in value.items():
-                if type(item) not in _SCALARS or verdicts.get(key) is not False:
+                kind = type(item)
+                if (
+                    kind not in _SCALARS
+                    or verdicts.get(key) is not False
+                    or (kind is str and item.startswith(_JSON_OPENERS))
+                ):
                     return False
             return True
         if cls is list:
-            return len(value) <= self.max_length and all(type(item) in _SCALARS for item in value)
+            return len(value) <= self.max_length and all(
+                type(item) in _SCALARS and not (type(item) is str and item.startswith(_JSON_OPENERS))
+                for item in value
+            )
         return False
 
     def _plain(self, value: Any, depth: int) -> Any:
         """``value`` with every mapping key checked and containers bounded; the rest is orjson's."""
         cls = type(value)
+        if cls is str:
+            return self._json_text(value, depth) if value.startswith(_JSON_OPENERS) else value
         if cls in _SCALARS:
             return value
         if depth >= _MAX_DEPTH:
@@ -237,6 +277,21 @@ class ContentPolicy:
         if cls is list or cls is tuple:
             return [self._plain(item, depth + 1) for item in islice(value, self.max_length)]
         return value
+
+    def _json_text(self, text: str, depth: int) -> str:
+        """``text`` as it is, unless it is a JSON object or array holding a secret-looking key (at
+        any depth, JSON text inside it included): then that JSON with those values redacted, re-serialised.
+        Parsed once, within the depth bound; text that is not such JSON is left alone."""
+        if depth >= _MAX_DEPTH:
+            return text
+        try:
+            parsed = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return text
+        if type(parsed) is not dict and type(parsed) is not list:
+            return text
+        plain = self._plain(parsed, depth + 1)
+        return text if plain == parsed else orjson.dumps(plain).decode()
 
     def _default(self, value: Any) -> Any:
         """orjson's hook for what it does not serialise natively (or was told to pass through)."""
@@ -255,6 +310,20 @@ class ContentPolicy:
                 return scalar(value)
         _logger.debug("value of type %s is not JSON-serialisable; recorded its repr", type(value).__qualname__)
         return bounded_repr(value)
+
+
+def remember_secrets(secrets: Iterable[str | None]) -> None:
+    """Mask ``secrets`` (of 8 characters or more; the last 16 remembered are kept) in every
+    exception text recorded from now on, by any step: an error quoting a client's key travels up
+    through the steps around the call, and may be re-raised in other words. ``StepRun.fail``
+    remembers the secrets it is given."""
+    global _known_secrets
+    known = _known_secrets
+    new = tuple(
+        dict.fromkeys(s for s in secrets if isinstance(s, str) and len(s) >= _MIN_KNOWN_SECRET and s not in known)
+    )
+    if new:
+        _known_secrets = (*known, *new)[-_MAX_KNOWN_SECRETS:]
 
 
 _active: ContentPolicy = ContentPolicy.from_env()

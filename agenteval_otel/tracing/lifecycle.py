@@ -36,8 +36,9 @@ A wrapped client call, instrumentor style (nothing of ours raises into the call;
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Literal, get_args
 
@@ -55,7 +56,7 @@ from agenteval_otel.tracing._steps import (
     ToolStep,
     keyword_binder,
 )
-from agenteval_otel.tracing.content import active_policy
+from agenteval_otel.tracing.content import ContentPolicy, active_policy, remember_secrets
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.providers import tracer_of
 
@@ -87,6 +88,21 @@ _steps: dict[tuple[Any, ...], Step] = {}
 
 _attach = attach
 _detach = detach
+_without_content: tuple[ContentPolicy, ContentPolicy] | None = None
+"""``(policy in force, the same with capture off)``: what a step started with ``capture_content=False`` follows."""
+
+
+def _content_off(policy: ContentPolicy) -> ContentPolicy:
+    """``policy`` with capture off (its patterns still clean exception text); made once per policy."""
+    global _without_content
+    if not policy.capture:
+        return policy
+    cached = _without_content
+    if cached is not None and cached[0] is policy:
+        return cached[1]
+    variant = dataclasses.replace(policy, capture=False)
+    _without_content = (policy, variant)
+    return variant
 
 
 class StepRun:
@@ -96,7 +112,7 @@ class StepRun:
     ``end``/``fail`` after the step ended are logged and ignored; nothing here raises.
     """
 
-    __slots__ = ("_context", "_ended", "_pending", "_result", "_step", "_token", "span")
+    __slots__ = ("_context", "_ended", "_pending", "_policy", "_result", "_step", "_token", "span")
 
     def __init__(self) -> None:
         self._step: Step | None = None
@@ -105,6 +121,8 @@ class StepRun:
         self._token: object | None = None
         self._result: Any = None
         self._ended = False
+        self._policy: ContentPolicy | None = None
+        """The content policy of this step; ``None``: the one in force."""
         self.span: Span = INVALID_SPAN
 
     def _start(
@@ -114,11 +132,14 @@ class StepRun:
         kwargs: Mapping[str, Any],
         parent: otel_context.Context,
         tracer: Tracer | None = None,
+        policy: ContentPolicy | None = None,
     ) -> bool:
-        """Start ``step`` under ``parent`` (not current yet); ``False`` when no span was started."""
+        """Start ``step`` under ``parent`` (not current yet), its content under ``policy`` (default:
+        the one in force); ``False`` when no span was started."""
         self._step = step
         self._ended = False
-        opened = step.begin(parent, args, kwargs, tracer)
+        self._policy = policy
+        opened = step.begin(parent, args, kwargs, tracer, policy)
         if opened is None:
             return False
         self.span, self._pending, self._context = opened
@@ -128,6 +149,14 @@ class StepRun:
     def recording(self) -> bool:
         """Whether the span records: else input and result are not even looked at."""
         return self._pending is not None
+
+    @property
+    def capturing(self) -> bool:
+        """Whether the span records content: it records, and capture is on for this step (see
+        ``start_step(capture_content=...)``) and in the content policy in force."""
+        if self._pending is None:
+            return False
+        return bool((active_policy() if self._policy is None else self._policy).capture)
 
     @property
     def ended(self) -> bool:
@@ -144,7 +173,7 @@ class StepRun:
         if self._ended:
             step.warn("set_input after the step ended")
             return
-        policy = active_policy()
+        policy = active_policy() if self._policy is None else self._policy
         if not policy.capture:
             return
         try:
@@ -185,10 +214,17 @@ class StepRun:
             return
         self._ended = True
         if step is not None and self._context is not None:
-            step.end(self.span, self._pending, self._result, end_time)
+            step.end(self.span, self._pending, self._result, end_time, self._policy)
 
-    def fail(self, error: BaseException) -> None:
-        """End the step with ``error``: ``error.type``, ERROR status, an exception event. Once."""
+    def fail(self, error: BaseException, *, secrets: Iterable[str | None] = ()) -> None:
+        """End the step with ``error``: ``error.type``, ERROR status, an exception event. Once.
+
+        Credential shapes (``sk-...``, ``Bearer ...``) and each of ``secrets`` (an instrumentor's
+        client keys), whole or any 8 or more of their characters in a row, are masked in the
+        recorded message, stack trace and status description; ``error`` itself is left untouched.
+        The secrets are remembered: the steps this error (or one quoting it) fails later mask
+        them too (``content.remember_secrets``).
+        """
         self.deactivate()
         step = self._step
         if self._ended:
@@ -197,7 +233,13 @@ class StepRun:
             return
         self._ended = True
         if step is not None and self._context is not None:
-            step.fail(self.span, self._pending, error)
+            try:
+                kept = _secrets(secrets, step)
+                remember_secrets(kept)
+            except Exception:
+                step.report("reading the secrets")
+                kept = ()
+            step.fail(self.span, self._pending, error, kept)
 
     def __enter__(self) -> StepRun:
         self.activate()
@@ -235,6 +277,7 @@ def start_step(
     tool_type: str | None = None,
     parent_context: otel_context.Context | None = None,
     tracer_provider: TracerProvider | None = None,
+    capture_content: bool = True,
 ) -> StepRun:
     """Start a step of ``kind`` under ``parent_context`` (default: the current context); not current yet.
 
@@ -249,6 +292,9 @@ def start_step(
     apply to ``kind`` are logged and ignored; an unknown ``kind`` is logged and gives a step that
     records nothing (the caller's code runs on untraced). ``tracer_provider``: the provider this
     step's span is started on (default: ``current_provider()``, where our steps go).
+    ``capture_content=False``: no content at all (input, arguments, result) whatever the policy
+    in force, for an instrumentor whose own content setting is off; with ``True`` the policy in
+    force decides. Exception text is cleaned by that policy either way.
     """
     run = StepRun()
     if kind not in _KINDS:
@@ -270,7 +316,8 @@ def start_step(
         parent_context=parent_context,
     )
     if prepared is not None:
-        run._start(*prepared, _tracer(tracer_provider))
+        policy = None if capture_content is not False else _content_off(active_policy())
+        run._start(*prepared, _tracer(tracer_provider), policy)
     return run
 
 
@@ -319,6 +366,18 @@ def _check_options(kind: str, options: Mapping[str, Any]) -> None:
             continue
         shown = f"<{type(value).__name__}>" if option in _CONTENT_OPTIONS else repr(value)
         _logger.warning("%s=%s does not apply to a %s step; ignored", option, shown, kind)
+
+
+def _secrets(secrets: object, step: Step) -> tuple[str | None, ...]:
+    """``secrets`` as a tuple (a lone str is one secret); a value that is not a str is left out (logged by type)."""
+    if isinstance(secrets, str):
+        return (secrets,)
+    found = tuple(secrets) if isinstance(secrets, Iterable) else (secrets,)
+    kept = tuple(secret for secret in found if secret is None or isinstance(secret, str))
+    if len(kept) != len(found):
+        odd = next(secret for secret in found if secret is not None and not isinstance(secret, str))
+        step.warn(f"a secret of type {type(odd).__name__} is not a str; it is not masked")
+    return kept
 
 
 def _text(value: object, option: str) -> str | None:

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel.tracing import TracingHandle, configure, providers
+from agenteval_otel.tracing import TracingHandle, configure, content, providers
 from agenteval_otel.tracing.content import active_policy, set_active_policy
 from tests.otlp_receiver import Received, closed_port, grpc_receiver, http_receiver
 
@@ -41,12 +41,15 @@ class Spans:
 
 @pytest.fixture(autouse=True)
 def _restore_tracing_state() -> Iterator[None]:
-    """Every test leaves the content policy and the provider our steps use as it found them."""
+    """Every test leaves the content policy, the secrets remembered and the provider our steps use
+    as it found them."""
     policy = active_policy()
     routed = providers._routed
+    known = content._known_secrets
     yield
     set_active_policy(policy)
     providers._routed = routed
+    content._known_secrets = known
 
 
 @pytest.fixture

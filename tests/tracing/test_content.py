@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agenteval_otel.tracing import ContentPolicy, agent, conditional, configure, message, node, tool
+from agenteval_otel.tracing import (
+    ContentPolicy,
+    agent,
+    conditional,
+    configure,
+    message,
+    node,
+    start_step,
+    tool,
+)
 from agenteval_otel.tracing.content import CAPTURE_CONTENT_ENV, DEFAULT_REDACT_KEYS, REDACTED
 
 CONTENT_KEYS = {
@@ -132,6 +141,30 @@ def test_unknown_env_value_is_logged_and_capture_stays_on(
     assert len(caplog.records) == 1
 
 
+@pytest.mark.promise(10)
+def test_a_step_started_without_content_records_none_whatever_the_policy(spans: Any) -> None:
+    runs = {
+        "agent": start_step("agent", "a", input="question", capture_content=False),
+        "tool": start_step("tool", "t", arguments={"city": "Oslo"}, call_id="call_1", capture_content=False),
+        "node": start_step("node", "n", input={"state": 1}, capture_content=False),
+        "message": start_step("message", model="m1", input="hello", capture_content=False),
+    }
+    assert all(run.recording and not run.capturing for run in runs.values())
+    for run in runs.values():
+        run.set_input({"more": "input"})
+        run.set_result({"role": "assistant", "content": "answer"})
+        run.end()
+    with start_step("tool", "on", arguments={"city": "Oslo"}) as run:
+        assert run.capturing
+        run.set_result(None)
+
+    recorded = {span.name: set(span.attributes or {}) & CONTENT_KEYS for span in spans.all()}
+    assert recorded == {"invoke_agent a": set(), "execute_tool t": set(), "invoke_node n": set(), "chat m1": set(),
+                        "execute_tool on": {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}}
+    assert spans.attributes("execute_tool t")["gen_ai.tool.call.id"] == "call_1"
+    assert spans.attributes("chat m1")["agenteval.message.role"] == "assistant"
+
+
 # --- redaction (promise 10) ----------------------------------------------------------------------
 @pytest.mark.promise(10)
 def test_secret_looking_keys_arrive_redacted_at_any_depth(spans: Any) -> None:
@@ -154,6 +187,36 @@ def test_secret_looking_keys_arrive_redacted_at_any_depth(spans: Any) -> None:
         "session": {"accessToken": REDACTED, "user": "ann"},
     }
     assert "sk-live-1" not in str(attributes) and "Bearer abc" not in str(attributes)
+
+
+@pytest.mark.promise(10, 19)
+def test_secret_looking_keys_inside_json_text_are_redacted(spans: Any) -> None:
+    @tool
+    def log_in(user: str, options: str) -> str:
+        return '{"password": "hunter2", "city": "Paris", "nested": "[{\\"token\\": \\"t0p\\"}]"}'
+
+    log_in("ann", '[{"api_key": "k-123", "retries": 2}]')
+
+    attributes = spans.attributes("execute_tool log_in")
+    result = json.loads(json.loads(attributes["gen_ai.tool.call.result"]))
+    assert result == {"password": REDACTED, "city": "Paris", "nested": json.dumps([{"token": REDACTED}], separators=(",", ":"))}
+    arguments = json.loads(attributes["gen_ai.tool.call.arguments"])
+    assert json.loads(arguments["options"]) == [{"api_key": REDACTED, "retries": 2}]
+    assert "hunter2" not in str(attributes) and "t0p" not in str(attributes) and "k-123" not in str(attributes)
+
+    policy = ContentPolicy()  # text that is not JSON holding a secret-looking key is left as written
+    for text in ('{"city": "Paris",  "celsius": 21}', "[1, 2]", "{not json, password hunter2}",
+                 '{"password": "hunter2"', "[password] hunter2", '"a JSON string"', ""):
+        assert json.loads(policy.json({"result": text})) == {"result": text}
+        assert json.loads(policy.json([text])) == [text] and json.loads(policy.json(text)) == text
+
+
+@pytest.mark.promise(10)
+def test_a_large_json_text_is_redacted_and_truncated_with_the_marker() -> None:
+    text = json.dumps([{"city": f"c{i}", "token": "t0p-secret"} for i in range(20_000)])  # about 0.8 MB
+    cleaned = ContentPolicy().json({"result": text})
+    assert cleaned.endswith(" chars]") and "...[truncated " in cleaned
+    assert "t0p-secret" not in cleaned and REDACTED in cleaned
 
 
 @pytest.mark.parametrize(

@@ -219,6 +219,51 @@ def test_long_stack_traces_are_truncated_with_the_marker(spans: Any) -> None:
     assert "...[truncated" in event.attributes["exception.stacktrace"]
 
 
+API_KEY = "sk-proj-Q7vR2mX9pL4tK8wZ3nB6c"
+PLAIN_KEY = "c2f81e7a9b04d63e5f17a8c92d4b0e6f"  # no known shape: masked only when given
+
+
+@pytest.mark.promise(19)
+def test_credential_shapes_are_masked_in_exception_text_with_no_pattern_configured(
+    spans: Any, ours: pytest.LogCaptureFixture
+) -> None:
+    @tool
+    def call_api(city: str) -> None:
+        raise PermissionError(f"401 Incorrect API key provided: {API_KEY}; sent Authorization: Bearer {PLAIN_KEY}")
+
+    with pytest.raises(PermissionError) as raised:
+        call_api("Paris")
+    assert API_KEY in str(raised.value)  # the user's exception itself is untouched
+    for secret in (API_KEY, PLAIN_KEY):
+        assert_nowhere(secret, spans.all(), ours.records)
+    failed = spans.named("execute_tool call_api")
+    assert failed.status.description == "PermissionError: 401 Incorrect API key provided: ***; sent Authorization: ***"
+    (event,) = failed.events
+    assert event.attributes["exception.message"].endswith("Authorization: ***")
+
+
+@pytest.mark.promise(19)
+def test_secrets_given_to_fail_are_masked_whole_and_in_part(spans: Any, ours: pytest.LogCaptureFixture) -> None:
+    error = RuntimeError(f"key {PLAIN_KEY} refused; a key ending in {PLAIN_KEY[-20:]} or starting {PLAIN_KEY[:12]}")
+    run = start_step("message", model="m1")
+    run.fail(error, secrets=(PLAIN_KEY, None))
+    start_step("message", model="m2").fail(error, secrets=PLAIN_KEY)  # a lone str is one secret
+    start_step("message", model="m3").fail(error, secrets=[PLAIN_KEY, 42])  # type: ignore[list-item]
+
+    @agent
+    def assistant(question: str) -> str:  # the error travels up, re-raised in other words
+        raise PermissionError(f"the model refused: {error}")
+
+    with pytest.raises(PermissionError):
+        assistant("q")
+
+    for secret in (PLAIN_KEY, PLAIN_KEY[-20:], PLAIN_KEY[:12], PLAIN_KEY[4:12]):
+        assert_nowhere(secret, spans.all(), ours.records)
+    assert spans.named("chat m1").status.description == "RuntimeError: key *** refused; a key ending in *** or starting ***"
+    assert spans.named("invoke_agent assistant").status.description.startswith("PermissionError: the model refused: key ***")
+    assert "a secret of type int is not a str" in ours.text
+
+
 # --- the same, end to end: a real traces file ----------------------------------------------------
 @pytest.mark.promise(19)
 def test_no_secret_reaches_the_traces_file_or_a_log_record(

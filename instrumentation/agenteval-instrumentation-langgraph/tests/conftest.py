@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agenteval_instrumentation_langgraph import LangGraphInstrumentor
@@ -16,6 +17,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from agenteval_otel.trajectory import Trajectory, TrajectoryProcessor
 
 sys.path.insert(0, str(Path(__file__).parent))  # the sample graphs, also when run from the repository root
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "promise(n): the test proves reliability promise n of RELIABILITY.md (one or more numbers)"
+    )
 
 
 class Captured:
@@ -46,11 +53,28 @@ class Captured:
 
 
 @pytest.fixture
-def captured() -> Iterator[Captured]:
-    """Spans of instrumented LangGraph runs (the instrumentor is on for the test, off after)."""
+def instrumented() -> Iterator[Callable[..., Captured]]:
+    """``instrumented(**options)``: the instrumentor on with ``options`` (and the captured spans'
+    provider) for the test, off after; content follows ``options`` and the environment."""
     found = Captured()
     instrumentor = LangGraphInstrumentor()
-    instrumentor.instrument(tracer_provider=found.provider)
+
+    def instrument(**options: Any) -> Captured:
+        instrumentor.instrument(tracer_provider=found.provider, **options)
+        return found
+
+    yield instrument
+    if instrumentor.is_instrumented_by_opentelemetry:
+        instrumentor.uninstrument()
+    found.provider.shutdown()
+
+
+@pytest.fixture
+def captured() -> Iterator[Captured]:
+    """Spans of instrumented LangGraph runs, content captured (the instrumentor is on for the test, off after)."""
+    found = Captured()
+    instrumentor = LangGraphInstrumentor()
+    instrumentor.instrument(tracer_provider=found.provider, capture_content=True)
     try:
         yield found
     finally:

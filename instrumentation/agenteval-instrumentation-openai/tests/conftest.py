@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agenteval_otel.tracing import ContentPolicy, active_policy, set_active_policy
+from agenteval_otel.tracing import ContentPolicy, active_policy, content, set_active_policy
 from agenteval_otel.trajectory import SpanRecord, Trajectory, build_trajectories
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -33,6 +33,12 @@ WEATHER_TOOL = {
 }
 RESPONSES_WEATHER_TOOL = {"type": "function", "name": "get_weather", **{
     k: v for k, v in WEATHER_TOOL["function"].items() if k != "name"}}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "promise(n): the test proves reliability promise n of RELIABILITY.md (one or more numbers)"
+    )
 
 
 def load_example(name: str, *, fresh: bool = False) -> ModuleType:
@@ -90,11 +96,12 @@ def provider(exporter: InMemorySpanExporter) -> TracerProvider:
 
 @pytest.fixture
 def policy() -> Iterator[None]:
-    """Put the content policy back after the test."""
-    saved = active_policy()
+    """Put the content policy, and the secrets remembered from failures, back after the test."""
+    saved, known = active_policy(), content._known_secrets
     set_active_policy(ContentPolicy(capture=True))
     yield
     set_active_policy(saved)
+    content._known_secrets = known
 
 
 @pytest.fixture

@@ -8,7 +8,9 @@ Usage
 
     from agenteval_instrumentation_langgraph import LangGraphInstrumentor
 
-    LangGraphInstrumentor().instrument()          # or: opentelemetry-instrument python app.py
+    LangGraphInstrumentor().instrument(capture_content=True)   # content off without it
+
+    # or no code: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true opentelemetry-instrument python app.py
 
     graph = builder.compile()
     graph.invoke({"messages": [("user", "Weather in Paris?")]},
@@ -22,21 +24,27 @@ lifecycle ``agenteval_otel.tracing.start_step``):
   ``config["configurable"]["thread_id"]``, the last user message of the input and the last
   assistant message of the output (a stream's last ``"values"`` chunk) as input and final response;
   a subgraph run inside a node is a child of that node;
-- each node run (sync or async, retries included): a node step ``invoke_node {node}`` with its
-  input state and the update it wrote;
+- each node run (sync or async, retries included): a node step ``invoke_node {node}`` with, when
+  content is captured, its input state and the update it wrote;
 - each conditional edge taken: a conditional step named after its routing function, with the
   routing function's value and the branch taken (a list of nodes for a fan-out or ``Send``);
 - each tool call run by ``langgraph.prebuilt.ToolNode``: a tool step ``execute_tool {tool}`` with
-  its arguments, call id and result; a call ToolNode turned into an error message is a failed
-  step (``error.type`` ``ToolCallError``).
+  its call id and, when content is captured, its arguments and result; a call ToolNode turned
+  into an error message is a failed step (``error.type`` ``ToolCallError``).
 
-Content follows agenteval-otel's content policy (``configure(capture_content=...)``,
-``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, redaction, truncation). ``instrument``
-takes an optional ``tracer_provider``; without one, steps go where agenteval-otel's steps go
-(the global provider, or the one a live evaluation routes them to). Instrumenting twice is
-instrumenting once; ``uninstrument()`` puts back the very functions it wrapped. Without
-``langgraph`` (or with one older than ``package._instruments`` names) nothing is wrapped and one
-line is logged.
+Content (the user's message, the final response, node states and updates, tool arguments and
+results) follows OpenTelemetry's default for a third-party library, as the openai
+instrumentation does: off, unless ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is
+``true`` / ``span_only`` / ``span_and_event`` or ``instrument(capture_content=True)`` (which
+``configure(capture_content=True, instrument=[...])`` passes) turns it on; then agenteval-otel's
+content policy in force (``configure(content_policy=...)``) redacts and truncates it, and its
+``capture=False`` turns it off again. With content off, a run still records its steps, names,
+thread id, the branches taken and errors, which is what node-order and tool-trajectory
+criteria without arguments read. ``instrument`` also takes an optional ``tracer_provider``;
+without one, steps go where agenteval-otel's steps go (the global provider, or the one a live
+evaluation routes them to). Instrumenting twice is instrumenting once; ``uninstrument()`` puts
+back the very functions it wrapped. Without ``langgraph`` (or with one older than
+``package._instruments`` names) nothing is wrapped and one line is logged.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from wrapt import wrap_function_wrapper
 
 from agenteval_instrumentation_langgraph.package import _instruments
 from agenteval_instrumentation_langgraph.version import __version__
+from agenteval_otel.tracing import ContentPolicy
 
 __all__ = ["LangGraphInstrumentor", "__version__"]
 
@@ -60,7 +69,7 @@ _logger.addHandler(logging.NullHandler())
 
 
 class LangGraphInstrumentor(BaseInstrumentor):  # type: ignore[misc]
-    """Traces LangGraph graphs: ``LangGraphInstrumentor().instrument(tracer_provider=None)``."""
+    """Traces LangGraph graphs: ``LangGraphInstrumentor().instrument(capture_content=None, tracer_provider=None)``."""
 
     _wrapped: tuple[tuple[str, str], ...] = ()
     """``(module, attribute)`` of each function wrapped, to be unwrapped."""
@@ -70,13 +79,16 @@ class LangGraphInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return _instruments
 
     def _instrument(self, **kwargs: Any) -> None:
-        from agenteval_instrumentation_langgraph.patch import HOOKS  # imports langgraph: only now
+        from agenteval_instrumentation_langgraph.patch import HOOKS, Settings  # imports langgraph: only now
 
-        provider = kwargs.get("tracer_provider")
+        capture = kwargs.get("capture_content")
+        if capture is None:
+            capture = ContentPolicy.from_env(default_capture=False).capture
+        settings = Settings(bool(capture), kwargs.get("tracer_provider"))
         wrapped: list[tuple[str, str]] = []
         for module, attribute, factory in HOOKS:
             try:
-                wrap_function_wrapper(module, attribute, factory(provider))
+                wrap_function_wrapper(module, attribute, factory(settings))
             except (ImportError, AttributeError):
                 _logger.warning("langgraph has no %s.%s; that part of a graph run is not traced", module, attribute)
                 continue

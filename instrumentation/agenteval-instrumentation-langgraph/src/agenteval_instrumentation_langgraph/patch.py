@@ -14,11 +14,13 @@ hook (``wrapt`` wrapper)                   step
                                            call id and result, or its error
 =========================================  ==================================================
 
-Each wrapper is built once by a factory that captured the tracer provider (``None``: the one
-our steps go to, which a live evaluation routes). The hot path checks suppression first, starts
-the step, calls the user's code untouched and ends the step; everything of ours runs inside a
-guard that logs (once per kind of failure at WARNING, then at DEBUG) and falls back to the plain
-call, so the user's return value and exceptions are exactly what they would have been.
+Each wrapper is built once by a factory that captured the instrumentor's :class:`Settings`:
+whether content is recorded (then as the content policy in force says), and the tracer provider
+(``None``: the one our steps go to, which a live evaluation routes). The hot path checks
+suppression first, starts the step, calls the user's code untouched and ends the step; content
+is read only when the step records it; everything of ours runs inside a guard that logs (once
+per kind of failure at WARNING, then at DEBUG) and falls back to the plain call, so the user's
+return value and exceptions are exactly what they would have been.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from langgraph.errors import GraphBubbleUp
@@ -35,7 +38,7 @@ from opentelemetry.trace import TracerProvider
 from agenteval_instrumentation_langgraph import graph_values
 from agenteval_otel.tracing import StepRun, start_step
 
-__all__ = ["HOOKS", "ToolCallError", "Wrapper"]
+__all__ = ["HOOKS", "Settings", "ToolCallError", "Wrapper"]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
@@ -51,6 +54,15 @@ makes itself is part of that step, not a step of its own."""
 
 _NO_STATE: Final = object()
 _reported: set[str] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What ``instrument()`` was given: whether node states, messages, tool arguments and results
+    are recorded (the content policy in force may still turn that off), and the provider."""
+
+    capture_content: bool = False
+    tracer_provider: TracerProvider | None = None
 
 
 class ToolCallError(Exception):
@@ -98,16 +110,17 @@ def _fail(run: StepRun, error: BaseException) -> None:
 
 
 def _start_graph(
-    provider: TracerProvider | None, graph: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], activate: bool
+    settings: Settings, graph: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], activate: bool
 ) -> StepRun:
     config = _argument(args, kwargs, 1, "config")
     run = start_step(
         "agent",
         graph_values.graph_name(graph),
         conversation_id=_guarded("reading the thread id", graph_values.thread_id, graph, config),
-        tracer_provider=provider,
+        tracer_provider=settings.tracer_provider,
+        capture_content=settings.capture_content,
     )
-    if run.recording:
+    if run.capturing:
         user_input = _guarded("reading the user input", graph_values.user_input, _argument(args, kwargs, 0, "input"))
         if user_input is not None:
             run.set_input(user_input)
@@ -117,7 +130,7 @@ def _start_graph(
 
 
 def _end_graph(run: StepRun, output: Any) -> None:
-    if run.recording and output is not _NO_STATE:
+    if run.capturing and output is not _NO_STATE:
         response = _guarded("reading the final response", graph_values.final_response, output)
         if response is not None:
             run.set_result(response)
@@ -132,13 +145,13 @@ def _called_by_invoke(graph: object) -> bool:
     return False
 
 
-def graph_invoke(provider: TracerProvider | None) -> Wrapper:
+def graph_invoke(settings: Settings) -> Wrapper:
     """``Pregel.invoke``: the graph run as an agent step."""
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        run = _guarded("starting the graph's step", _start_graph, provider, instance, args, kwargs, True)
+        run = _guarded("starting the graph's step", _start_graph, settings, instance, args, kwargs, True)
         if run is None:
             return wrapped(*args, **kwargs)
         token = _graph_calling.set(instance)
@@ -155,12 +168,12 @@ def graph_invoke(provider: TracerProvider | None) -> Wrapper:
     return wrapper
 
 
-def graph_ainvoke(provider: TracerProvider | None) -> Wrapper:
+def graph_ainvoke(settings: Settings) -> Wrapper:
     """``Pregel.ainvoke``: the graph run as an agent step."""
 
     async def traced(wrapped: Callable[..., Awaitable[Any]], graph: Any, args: Any, kwargs: Any) -> Any:
         # started in the awaiting task, where the graph's nodes start: a coroutine never awaited leaves no span
-        run = _guarded("starting the graph's step", _start_graph, provider, graph, args, kwargs, True)
+        run = _guarded("starting the graph's step", _start_graph, settings, graph, args, kwargs, True)
         if run is None:
             return await wrapped(*args, **kwargs)
         token = _graph_calling.set(graph)
@@ -215,17 +228,17 @@ class _StreamState:
 
 
 def _start_stream(
-    provider: TracerProvider | None, graph: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    settings: Settings, graph: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]
 ) -> tuple[StepRun, _StreamState]:
-    return _start_graph(provider, graph, args, kwargs, False), _StreamState(graph, kwargs)
+    return _start_graph(settings, graph, args, kwargs, False), _StreamState(graph, kwargs)
 
 
-def graph_stream(provider: TracerProvider | None) -> Wrapper:
+def graph_stream(settings: Settings) -> Wrapper:
     """``Pregel.stream``: the graph run as an agent step, from the first chunk asked for until the
     stream ends (exhausted, failed, closed or abandoned: the span ends exactly once)."""
 
     def traced(wrapped: Callable[..., Iterator[Any]], graph: Any, args: Any, kwargs: Any) -> Iterator[Any]:
-        started = _guarded("starting the graph's step", _start_stream, provider, graph, args, kwargs)
+        started = _guarded("starting the graph's step", _start_stream, settings, graph, args, kwargs)
         if started is None:
             yield from wrapped(*args, **kwargs)
             return
@@ -240,7 +253,7 @@ def graph_stream(provider: TracerProvider | None) -> Wrapper:
                     break
                 finally:
                     run.deactivate()
-                if run.recording:
+                if run.capturing:
                     _guarded("reading a chunk", state.see, chunk)
                 yield chunk
         except GeneratorExit:  # closed or abandoned by the caller: close the graph's stream too
@@ -262,14 +275,14 @@ def graph_stream(provider: TracerProvider | None) -> Wrapper:
     return wrapper
 
 
-def graph_astream(provider: TracerProvider | None) -> Wrapper:
+def graph_astream(settings: Settings) -> Wrapper:
     """``Pregel.astream``: the graph run as an agent step, from the first chunk asked for until the
     stream ends (exhausted, failed, closed or abandoned: the span ends exactly once)."""
 
     async def traced(
         wrapped: Callable[..., AsyncIterator[Any]], graph: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
-        started = _guarded("starting the graph's step", _start_stream, provider, graph, args, kwargs)
+        started = _guarded("starting the graph's step", _start_stream, settings, graph, args, kwargs)
         if started is None:
             async for chunk in wrapped(*args, **kwargs):
                 yield chunk
@@ -285,7 +298,7 @@ def graph_astream(provider: TracerProvider | None) -> Wrapper:
                     break
                 finally:
                     run.deactivate()
-                if run.recording:
+                if run.capturing:
                     _guarded("reading a chunk", state.see, chunk)
                 yield chunk
         except GeneratorExit:
@@ -310,29 +323,31 @@ def graph_astream(provider: TracerProvider | None) -> Wrapper:
 # --- a node run: a node step -----------------------------------------------------------------
 
 
-def _start_node(provider: TracerProvider | None, task: Any) -> StepRun | None:
+def _start_node(settings: Settings, task: Any) -> StepRun | None:
     if graph_values.is_hidden(task):
         return None
-    run = start_step("node", str(task.name), tracer_provider=provider)
-    if run.recording:
+    run = start_step(
+        "node", str(task.name), tracer_provider=settings.tracer_provider, capture_content=settings.capture_content
+    )
+    if run.capturing:
         _guarded("recording the node's input", run.set_input, task.input)
     return run
 
 
 def _end_node(run: StepRun, task: Any) -> None:
-    if run.recording:
+    if run.capturing:
         run.set_result(_guarded("reading the node's output", graph_values.node_output, task.writes))
     run.end()
 
 
-def node_run(provider: TracerProvider | None) -> Wrapper:
+def node_run(settings: Settings) -> Wrapper:
     """``run_with_retry(task, ...)``: each node run (with its retries) as a node step."""
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
         task = _argument(args, kwargs, 0, "task")
-        run = _guarded("starting the node's step", _start_node, provider, task)
+        run = _guarded("starting the node's step", _start_node, settings, task)
         if run is None:
             return wrapped(*args, **kwargs)
         _guarded("activating the step", run.activate)
@@ -347,12 +362,12 @@ def node_run(provider: TracerProvider | None) -> Wrapper:
     return wrapper
 
 
-def node_arun(provider: TracerProvider | None) -> Wrapper:
+def node_arun(settings: Settings) -> Wrapper:
     """``arun_with_retry(task, ...)``: each async node run (with its retries) as a node step."""
 
     async def traced(wrapped: Callable[..., Awaitable[Any]], args: Any, kwargs: Any) -> Any:
         task = _argument(args, kwargs, 0, "task")
-        run = _guarded("starting the node's step", _start_node, provider, task)
+        run = _guarded("starting the node's step", _start_node, settings, task)
         if run is None:
             return await wrapped(*args, **kwargs)
         _guarded("activating the step", run.activate)
@@ -375,21 +390,27 @@ def node_arun(provider: TracerProvider | None) -> Wrapper:
 # --- a conditional edge: a conditional step --------------------------------------------------
 
 
-def _start_branch(provider: TracerProvider | None, branch: Any, result: Any) -> StepRun:
+def _start_branch(settings: Settings, branch: Any, result: Any) -> StepRun:
     value, branches = graph_values.branch_taken(result, getattr(branch, "ends", None))
-    run = start_step("conditional", graph_values.branch_name(branch), branches=branches, tracer_provider=provider)
+    run = start_step(
+        "conditional",
+        graph_values.branch_name(branch),
+        branches=branches,
+        tracer_provider=settings.tracer_provider,
+        capture_content=settings.capture_content,
+    )
     run.set_result(value)
     return run
 
 
-def branch_finish(provider: TracerProvider | None) -> Wrapper:
+def branch_finish(settings: Settings) -> Wrapper:
     """``BranchSpec._finish(writer, input, result, config)``: where the routing function's result
     becomes the branch taken."""
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        run = _guarded("starting the conditional's step", _start_branch, provider, instance,
+        run = _guarded("starting the conditional's step", _start_branch, settings, instance,
                        _argument(args, kwargs, 2, "result"))
         if run is None:
             return wrapped(*args, **kwargs)
@@ -407,7 +428,7 @@ def branch_finish(provider: TracerProvider | None) -> Wrapper:
 # --- a tool call of ToolNode: a tool step ----------------------------------------------------
 
 
-def _start_tool(provider: TracerProvider | None, call: Any) -> StepRun:
+def _start_tool(settings: Settings, call: Any) -> StepRun:
     arguments = call.get("args")
     call_id = call.get("id")
     run = start_step(
@@ -415,7 +436,8 @@ def _start_tool(provider: TracerProvider | None, call: Any) -> StepRun:
         str(call.get("name")),
         arguments=arguments if isinstance(arguments, Mapping) else None,
         call_id=None if call_id is None else str(call_id),
-        tracer_provider=provider,
+        tracer_provider=settings.tracer_provider,
+        capture_content=settings.capture_content,
     )
     run.activate()
     return run
@@ -426,18 +448,18 @@ def _end_tool(run: StepRun, output: Any) -> None:
     if error is not None:
         run.fail(ToolCallError(error))
         return
-    if run.recording:
+    if run.capturing:
         run.set_result(_guarded("reading the tool's result", graph_values.tool_result, output))
     run.end()
 
 
-def tool_run(provider: TracerProvider | None) -> Wrapper:
+def tool_run(settings: Settings) -> Wrapper:
     """``ToolNode._run_one(call, ...)``: each tool call as a tool step."""
 
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not is_instrumentation_enabled():
             return wrapped(*args, **kwargs)
-        run = _guarded("starting the tool's step", _start_tool, provider, _argument(args, kwargs, 0, "call"))
+        run = _guarded("starting the tool's step", _start_tool, settings, _argument(args, kwargs, 0, "call"))
         if run is None:
             return wrapped(*args, **kwargs)
         try:
@@ -451,11 +473,11 @@ def tool_run(provider: TracerProvider | None) -> Wrapper:
     return wrapper
 
 
-def tool_arun(provider: TracerProvider | None) -> Wrapper:
+def tool_arun(settings: Settings) -> Wrapper:
     """``ToolNode._arun_one(call, ...)``: each async tool call as a tool step."""
 
     async def traced(wrapped: Callable[..., Awaitable[Any]], args: Any, kwargs: Any) -> Any:
-        run = _guarded("starting the tool's step", _start_tool, provider, _argument(args, kwargs, 0, "call"))
+        run = _guarded("starting the tool's step", _start_tool, settings, _argument(args, kwargs, 0, "call"))
         if run is None:
             return await wrapped(*args, **kwargs)
         try:
@@ -474,7 +496,7 @@ def tool_arun(provider: TracerProvider | None) -> Wrapper:
     return wrapper
 
 
-HOOKS: Final[tuple[tuple[str, str, Callable[[TracerProvider | None], Wrapper]], ...]] = (
+HOOKS: Final[tuple[tuple[str, str, Callable[[Settings], Wrapper]], ...]] = (
     ("langgraph.pregel.main", "Pregel.invoke", graph_invoke),
     ("langgraph.pregel.main", "Pregel.ainvoke", graph_ainvoke),
     ("langgraph.pregel.main", "Pregel.stream", graph_stream),

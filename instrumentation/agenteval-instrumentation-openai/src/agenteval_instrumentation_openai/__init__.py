@@ -25,6 +25,10 @@ third-party client: off, unless ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CON
 content policy in force (``configure(content_policy=...)``) redacts and truncates it, and its
 ``capture=False`` turns it off again. ``tracer_provider=`` sends the spans to that provider
 instead of the one agenteval-otel's steps use.
+
+A failed call's span records the error (``error.type``, status, exception event) with
+credential shapes and the client's own key masked, whole or in part, whatever the content
+setting: a server refusing a key may echo it. The steps around the call mask that key too.
 """
 
 from __future__ import annotations

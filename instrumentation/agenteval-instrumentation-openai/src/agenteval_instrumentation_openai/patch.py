@@ -6,7 +6,9 @@ client's exception, which it re-raises unchanged. A stream is handed back inside
 proxy (:mod:`agenteval_instrumentation_openai.streams`) that ends the step when the stream ends.
 Everything of ours runs inside ``try``: a failure is logged (once at WARNING, then at DEBUG) and
 the user's call goes on with its own return value and exceptions. Suppressed instrumentation
-means a plain call; a span that is not recording means no attribute work.
+means a plain call; a span that is not recording means no attribute work. A failed call's
+recorded message, stack trace and status have the client's keys masked (a server may echo the
+key it refused), read from the client when the call fails.
 """
 
 from __future__ import annotations
@@ -31,11 +33,20 @@ from agenteval_instrumentation_openai.reply import (
 from agenteval_otel import semconv as attr
 from agenteval_otel.tracing import StepRun, active_policy, start_step
 
-__all__ = ["TARGETS", "ModelCall", "Settings", "report"]
+__all__ = ["TARGETS", "ModelCall", "Settings", "client_secrets", "report"]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
 _reported: set[str] = set()
+_CLIENT_SECRETS: Final = ("api_key", "admin_api_key", "webhook_secret")
+"""The client's attributes holding credentials."""
+
+
+def client_secrets(resource: Any) -> tuple[str, ...]:
+    """The credentials of the client a resource (``client.chat.completions``) belongs to."""
+    client = getattr(resource, "_client", None)
+    values = (getattr(client, name, None) for name in _CLIENT_SECRETS)
+    return tuple(value for value in values if isinstance(value, str) and value)
 
 
 def report(what: str) -> None:
@@ -68,14 +79,16 @@ RESPONSES: Final = Api(requests.response_attributes, requests.response_messages,
 
 
 class ModelCall:
-    """One traced model call: its step, whether content is recorded, and (for a stream) its reader."""
+    """One traced model call: its step, whether content is recorded, the resource called (whose
+    client's keys are masked in a failure), and (for a stream) its reader."""
 
-    __slots__ = ("api", "capture", "reader", "run")
+    __slots__ = ("api", "capture", "reader", "resource", "run")
 
-    def __init__(self, api: Api, run: StepRun, capture: bool) -> None:
+    def __init__(self, api: Api, run: StepRun, capture: bool, resource: Any = None) -> None:
         self.api = api
         self.run = run
         self.capture = capture
+        self.resource = resource
         self.reader: ChatChunks | ResponseEvents | None = None
 
     @classmethod
@@ -94,7 +107,7 @@ class ModelCall:
         except Exception:
             report("starting the span")
             return None
-        call = cls(api, run, False)
+        call = cls(api, run, False, instance)
         if run.recording:
             try:
                 call.capture = settings.capture_content and active_policy().capture is True
@@ -163,8 +176,13 @@ class ModelCall:
                 report("recording the reply")
         if error is None:
             run.end()
-        else:
-            run.fail(error)
+            return
+        try:
+            secrets = client_secrets(self.resource)
+        except Exception:
+            report("reading the client's keys")
+            secrets = ()
+        run.fail(error, secrets=secrets)
 
 
 def _reply_attributes(reply: Reply) -> dict[str, Any]:
