@@ -128,9 +128,12 @@ class DeliveryProcessor(SpanProcessor):
             ok = False
         with self._lock:
             self._counts["exported" if ok else "failed"] += len(batch)
-            if not ok:
-                self._warn_once("failed", f"{len(batch)} verdict span(s) could not be exported "
-                                          "(further failures are counted, not logged)")
+            first_failure = not ok and "failed" not in self._warned
+            if first_failure:
+                self._warned.add("failed")
+        if first_failure:  # the exporter warns about its endpoint; the count is in ``counters``
+            logger.info("%d verdict span(s) could not be exported (further failures are counted, not logged)",
+                        len(batch))
         if ok and self._on_exported is not None:
             traces = {format(span.context.trace_id, "032x") for span in batch if span.context is not None}
             try:
