@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,8 +112,8 @@ def _report_files(args: argparse.Namespace) -> list[ReportFile]:
 
 
 def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[ReportFile]) -> int:
-    """Print the console report (unless ``--quiet``) and the report files written; exit 0 if
-    every case passed, else 1."""
+    """Print the console report (unless ``--quiet``), the report files written and those that
+    could not be; exit 0 if every case passed and every report file was written, else 1."""
     from rich.console import Console
 
     from agenteval_otel.reports import print_report
@@ -123,7 +124,11 @@ def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[Report
         for file in files:
             if file.written is not None:
                 console.print(f"wrote {file.written}", highlight=False)
-    return EXIT_OK if report.passed else EXIT_FAILED
+    unwritten = [file for file in files if file.written is None]
+    for file in unwritten:
+        print(f"agenteval: error: {file.path}: the {file.format} report could not be written "
+              f"({file.error or 'the run ended before it'})", file=sys.stderr)
+    return EXIT_OK if report.passed and not unwritten else EXIT_FAILED
 
 
 @contextmanager

@@ -193,7 +193,8 @@ class Scorer:
         previous_turns: Sequence[Trajectory] = (),
     ) -> list[CriterionResult | None]:
         """Every enabled criterion on one turn, in config order (``None`` where one does not
-        apply); ``expected`` is ``None`` for reference-free scoring."""
+        apply); ``expected`` is ``None`` for reference-free scoring. A result whose ``details``
+        are not JSON data is errored (:meth:`CriterionResult.with_json_details`)."""
         previous = tuple(previous_turns)
         results: list[Any] = []
         usages: list[JudgeUsage | None] = []
@@ -213,7 +214,7 @@ class Scorer:
         for index, usage in enumerate(usages):
             if usage is not None and usage.used and results[index] is not None:
                 results[index] = results[index].model_copy(update={"judge_usage": usage})
-        return results
+        return [result.with_json_details() if result is not None else None for result in results]
 
     async def score_invocation(
         self,
