@@ -4,16 +4,21 @@ all concurrently, each past its timeout an error; results in config order."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, Score, criterion
+from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSetBuilder, Score, criterion
 from agenteval_otel.criteria._context import CriterionContext
 from agenteval_otel.evaluation._scoring import Scorer, invocation_key
 from agenteval_otel.results._results import EvalCaseResult
 from agenteval_otel.trajectory import Trajectory
+from tests.conftest import REPO_ROOT
 
 _THREADS: list[threading.Thread] = []
 
@@ -148,3 +153,38 @@ def test_an_invocation_matched_to_a_case_turn_is_scored_against_that_turn() -> N
     (turn,) = result.invocation_results
     assert (turn.invocation_id, turn.expected_response) == (case.conversation[1].invocation_id, "Sunny.")
     assert (turn.trace_id, turn.span_id) == (actual.trace_id, actual.span_id)
+
+
+SLEEPY_CRITERIA = '''
+import time
+
+from agenteval_otel import criterion
+
+
+@criterion("sleepy_for_cli_test", reference_free=True)
+def sleepy(ctx):
+    time.sleep(30)
+    return 1.0
+'''
+
+
+@pytest.mark.promise(17)
+@pytest.mark.parametrize("command", ["run", "eval"])
+def test_the_cli_timeout_bounds_a_hung_sync_criterion(command: str, tmp_path: Path) -> None:
+    (tmp_path / "sleepy.py").write_text(SLEEPY_CRITERIA)
+    (tmp_path / "agent.py").write_text("def agent(query: str) -> str:\n    return 'Sunny.'\n")
+    (tmp_path / "config.json").write_text('{"criteria": {"sleepy_for_cli_test": {}}}')
+    EvalSetBuilder.quick(("q", "Sunny.")).save(tmp_path / "one.evalset.json")
+    trace = REPO_ROOT / "tests" / "data" / "corpus" / "crewai_openinference" / "run1_sequential.otlp.json"
+    inputs = ["one.evalset.json", "--agent", "agent.py:agent"] if command == "run" else ["--traces", str(trace)]
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "agenteval_otel.cli", command, *inputs, "--config", "config.json", "--criteria-module",
+         "sleepy.py", "--timeout", "0.5", "--report", "report.json", "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    took = time.perf_counter() - started
+    assert proc.returncode == 1, proc.stderr
+    assert took < 10  # not 30 s
+    (result,) = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["results"]
+    (sleepy,) = result["criterion_results"]
+    assert sleepy["error_type"] == "TimeoutError" and "did not finish within 0.5 s" in sleepy["error"]
