@@ -335,11 +335,17 @@ def test_a_body_streamed_past_the_limit_fails_as_it_passes_it_holding_no_more() 
 @pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b"[" * 100_000 + b"]" * 100_000,
                                   b'{"choices": 5}'], ids=["not-json", "nested-100k-deep", "not-a-completion"])
 def test_a_body_that_is_no_chat_completion_is_an_output_error_with_its_cause(body: bytes) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
     with serve(lambda r: Reply(body=body)) as server:
+        client = JudgeClient(JudgeSettings(base_url=server.url, timeout_s=1.0), tracer=lambda: provider.get_tracer("t"))
         with pytest.raises(JudgeOutputError) as raised:
-            _client(server.url).judge(MESSAGES, Verdict)
+            client.judge(MESSAGES, Verdict)
     assert "is not a readable chat completion" in str(raised.value)
     assert raised.value.__cause__ is not None
+    (span,) = exporter.get_finished_spans()  # ended, marked as failed
+    assert (span.attributes or {})[attr.ERROR_TYPE] == "JudgeOutputError"
 
 
 @pytest.mark.promise(12)
