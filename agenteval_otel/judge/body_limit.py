@@ -11,6 +11,7 @@ the limit is ever held.
 from __future__ import annotations
 
 import functools
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -33,36 +34,48 @@ def size_limit_hook(limit: int) -> Callable[[Any], Awaitable[None]]:
             raise ResponseTooLarge(f"an answer of {int(declared):,} bytes (Content-Length), more than the "
                                    f"limit of {limit:,} bytes")
         encoding = (response.headers.get("content-encoding") or "identity").strip().lower()
-        if encoding != "identity":
-            raise ResponseTooLarge(f"a compressed answer (Content-Encoding: {encoding}) though asked for "
-                                   "none: its size after decoding is not bounded")
-        response.stream = _capped(response.stream, limit)
+        if encoding not in ("identity", *_DECOMPRESSED):
+            raise ResponseTooLarge(f"an answer compressed as {encoding}, though asked for none: its size "
+                                   "once decoded cannot be bounded")
+        if encoding in _DECOMPRESSED:
+            del response.headers["content-encoding"]  # decoded here, counted as decoded
+        response.stream = _capped(response.stream, limit, encoding in _DECOMPRESSED)
 
     return check
 
 
-def _capped(stream: Any, limit: int) -> Any:
-    """``stream`` yielding the same chunks, raising once they pass ``limit`` bytes."""
+_DECOMPRESSED = ("gzip", "x-gzip", "deflate")
+
+
+def _capped(stream: Any, limit: int, compressed: bool) -> Any:
+    """``stream`` yielding the same chunks (decompressed if ``compressed``), raising once they
+    pass ``limit`` bytes."""
     base = next((kind for kind in type(stream).__mro__ if kind.__name__ == "AsyncByteStream"), None)
     if base is None:  # a synchronous stream: the async client never reads one
         return stream
-    return _capped_type(base)(stream, limit)
+    return _capped_type(base)(stream, limit, zlib.decompressobj(zlib.MAX_WBITS | 32) if compressed else None)
 
 
 @functools.cache
 def _capped_type(base: type) -> type:
     """A subclass of the HTTP library's ``AsyncByteStream`` (its client checks for one)."""
 
-    def __init__(self: Any, inner: Any, limit: int) -> None:
-        self.inner, self.limit = inner, limit
+    def __init__(self: Any, inner: Any, limit: int, decoder: Any) -> None:
+        self.inner, self.limit, self.decoder = inner, limit, decoder
 
     async def __aiter__(self: Any) -> AsyncIterator[bytes]:
         read = 0
         async for chunk in self.inner:
+            if self.decoder is not None:  # at most one byte past the limit is decoded
+                chunk = self.decoder.decompress(chunk, self.limit - read + 1)
             read += len(chunk)
             if read > self.limit:
                 raise ResponseTooLarge(f"an answer of more than the limit of {self.limit:,} bytes")
             yield chunk
+        if self.decoder is not None and (rest := self.decoder.flush()):
+            if read + len(rest) > self.limit:
+                raise ResponseTooLarge(f"an answer of more than the limit of {self.limit:,} bytes")
+            yield rest
 
     async def aclose(self: Any) -> None:
         await self.inner.aclose()

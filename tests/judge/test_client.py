@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import pickle
 import sys
@@ -329,6 +330,26 @@ def test_a_body_streamed_past_the_limit_fails_as_it_passes_it_holding_no_more() 
     assert isinstance(raised.value.__cause__, Exception)  # what the HTTP client raised, chained
     assert peak < 8 * limit, f"{peak / 1e6:.1f} MB held for a 1 MB limit"
     assert took < 5.0 and server.streamed < 20 * 1024 * 1024
+
+
+@pytest.mark.promise(15, 20)
+def test_a_compressed_answer_is_read_and_bounded_once_decoded() -> None:
+    small = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"score": 0.5}'}}]})
+    bomb = gzip.compress(b'{"id": "' + b"0" * (50 * 1024 * 1024), compresslevel=9)  # 50 MB in 50 KB
+    zipped = {"Content-Encoding": "gzip"}
+    with serve(lambda r: Reply(body=gzip.compress(small.encode()) if r.number == 1 else bomb, headers=zipped)) as server:
+        client = _client(server.url, max_response_bytes=1024 * 1024)
+        assert client.judge(MESSAGES, Verdict).score == 0.5  # a server compressing though asked not to
+        tracemalloc.start()
+        try:
+            with pytest.raises(JudgeOutputError, match="more than the limit of 1,048,576 bytes"):
+                client.judge([*MESSAGES, {"role": "user", "content": "again"}], Verdict)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert server.requests[0].headers["accept-encoding"] == "identity"
+    assert len(bomb) < 100_000 and peak < 8 * 1024 * 1024
 
 
 @pytest.mark.promise(12, 15)
