@@ -130,8 +130,8 @@ class Scorer:
     At most ``concurrency`` criteria run at once; one still running after ``criterion_timeout_s``
     becomes an error result. The user's synchronous criteria run in daemon threads, so one that
     sleeps or hangs never blocks the event loop (other cases and async criteria go on) and is
-    abandoned past the limit; async and built-in criteria run on the loop. ``judge`` is handed to criteria in their
-    context (default: the judge the environment configures, see
+    abandoned past the limit; async and built-in criteria run on the loop. ``judge`` is handed
+    to criteria in their context (default: the judge the environment configures, see
     :func:`~agenteval_otel.evaluation._judging.default_judge`, or none); each criterion's judge
     calls are counted in its result's ``judge_usage``. Make one per run (it binds to the running
     event loop, and its judge's concurrency limit holds over the run).
