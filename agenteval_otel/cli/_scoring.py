@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     eval_set = EvalSet.load(args.evalset)
     runner = LiveRunner(load_agent(args.agent), criteria_config(args, eval_set), concurrency=args.concurrency,
-                        timeout_s=args.timeout, num_runs=args.runs, tags=args.tags or ())
+                        timeout_s=args.timeout, criterion_timeout_s=args.timeout, num_runs=args.runs,
+                        tags=args.tags or ())
     total = _selected_or_error(runner, eval_set, args)
     files = _report_files(args)
     with (_result_export(args, eval_set.eval_set_id) as exports,
@@ -69,6 +71,7 @@ def evaluate_traces(args: argparse.Namespace) -> int:
           _recording(run_id, config, args, "eval", total, files) as (done, sinks)):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest", source_id=run_id,
+                                           criterion_timeout_s=args.timeout,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
@@ -107,8 +110,8 @@ def _report_files(args: argparse.Namespace) -> list[ReportFile]:
 
 
 def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[ReportFile]) -> int:
-    """Print the console report (unless ``--quiet``) and the report files written; exit 0 if
-    every case passed, else 1."""
+    """Print the console report (unless ``--quiet``), the report files written and those that
+    could not be; exit 0 if every case passed and every report file was written, else 1."""
     from rich.console import Console
 
     from agenteval_otel.reports import print_report
@@ -119,7 +122,11 @@ def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[Report
         for file in files:
             if file.written is not None:
                 console.print(f"wrote {file.written}", highlight=False)
-    return EXIT_OK if report.passed else EXIT_FAILED
+    unwritten = [file for file in files if file.written is None]
+    for file in unwritten:
+        print(f"agenteval: error: {file.path}: the {file.format} report could not be written "
+              f"({file.error or 'the run ended before it'})", file=sys.stderr)
+    return EXIT_OK if report.passed and not unwritten else EXIT_FAILED
 
 
 @contextmanager
@@ -199,7 +206,8 @@ def add_commands(commands: Any) -> None:
     live.add_argument("--runs", type=positive_int, default=1, metavar="N",
                       help="run every case N times and report pass@k / pass^k (1)")
     live.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
-                      help="seconds a case may take before it is errored (300)")
+                      help="seconds a case's agent, and then each of its criteria, may take before "
+                           "it is errored (300)")
     live.add_argument("--tags", nargs="+", metavar="TAG", help="only the cases with one of these tags")
     live.set_defaults(handler=run)
 
@@ -221,6 +229,8 @@ def add_commands(commands: Any) -> None:
     offline.add_argument("--all-runs", action="store_true",
                          help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
                               "default: the latest run of each case, older ones set aside")
+    offline.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
+                         help="seconds each criterion may take on an invocation before it is errored (300)")
     offline.add_argument("--keep-trajectories", action="store_true",
                          help="hold every case's actual trajectory in memory until the end (default: "
                               "only the first failed or errored cases'; report files get them all)")

@@ -22,12 +22,10 @@ It returns the reply: a string, a :class:`MessageContent`, a dict with one of ``
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import functools
 import inspect
 import json
-import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -37,12 +35,12 @@ from typing import Any, Protocol, Union
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evalsets import MessageContent, SessionInput
+from agenteval_otel.evaluation._sync import in_daemon_thread
 from agenteval_otel.loading import load_object
 
 __all__ = ["Agent", "AgentCaller", "AgentTurn", "AgentWithArun", "AgentWithRun", "abandoned_agent_threads",
            "agent_thread_cpu", "entry_point", "is_async_callable", "load_agent", "reply_text"]
 
-_log = logging.getLogger(__name__)
 _abandoned: contextvars.ContextVar[list[threading.Thread] | None] = contextvars.ContextVar(
     "agenteval_abandoned_agent_threads", default=None)
 _thread_cpu: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
@@ -210,49 +208,20 @@ def agent_thread_cpu() -> Iterator[list[float]]:
 
 
 async def _in_daemon_thread(call: Callable[[], Any], name: str) -> Any:
-    """``call()`` in a daemon thread with the caller's context (so its spans nest under the turn's).
+    """``call()`` in a daemon thread (:func:`~agenteval_otel.evaluation._sync.in_daemon_thread`),
+    its CPU time counted for :func:`agent_thread_cpu` and its thread, if given up on, listed for
+    :func:`abandoned_agent_threads`."""
 
-    If the awaiting task is cancelled while the call still runs, the thread is abandoned rather
-    than waited for: it never holds up the end of a run or of the process.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
-
-    def work() -> None:
+    def timed() -> Any:
         cpu_started = time.thread_time()
         try:
-            outcome: tuple[Any, BaseException | None] = (context.run(call), None)
-        except BaseException as exc:  # handed to the awaiting task, which raises it
-            outcome = (None, exc)
-        spent = context.get(_thread_cpu)
-        if spent is not None:
-            spent.append(time.thread_time() - cpu_started)
-        try:
-            loop.call_soon_threadsafe(_settle, future, *outcome)
-        except RuntimeError:  # the loop is closed: nobody waits for this call any more
-            pass
+            return call()
+        finally:
+            spent = _thread_cpu.get()
+            if spent is not None:
+                spent.append(time.thread_time() - cpu_started)
 
-    thread = threading.Thread(target=work, name=name, daemon=True)
-    thread.start()
-    try:
-        return await future
-    except asyncio.CancelledError:
-        if thread.is_alive():
-            _log.warning("%s: the agent is still running; its thread is abandoned", name)
-            abandoned = _abandoned.get()
-            if abandoned is not None:
-                abandoned.append(thread)
-        raise
-
-
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+    return await in_daemon_thread(timed, name, abandoned=_abandoned.get())
 
 
 def load_agent(spec: str) -> Any:

@@ -9,6 +9,7 @@ every case.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import statistics
@@ -25,7 +26,9 @@ from agenteval_otel.criteria import (
     start_criterion,
 )
 from agenteval_otel.evalsets import EvalCase, Invocation
+from agenteval_otel.evaluation._agents import is_async_callable
 from agenteval_otel.evaluation._judging import default_judge
+from agenteval_otel.evaluation._sync import in_daemon_thread
 from agenteval_otel.judge import JudgeClient, JudgeUsage
 from agenteval_otel.results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.trajectory.steps import StepType
@@ -106,6 +109,17 @@ def _settings_of(name: str, config: CriterionConfig) -> BaseModel | None:
         return None
 
 
+def _in_a_thread(name: str) -> bool:
+    """Whether criterion ``name`` is the user's synchronous code, run in a daemon thread of its
+    own: not an async criterion (those run on the event loop), not a built-in one (ours run on
+    the loop too: pure functions of the trajectory, called too often to pay a thread each)."""
+    try:
+        fn = get_criterion(name).fn
+    except Exception:  # noqa: BLE001 - an unknown criterion is reported when it runs
+        return False
+    return not is_async_callable(fn) and not getattr(fn, "__module__", "").startswith("agenteval_otel.")
+
+
 DEFAULT_CRITERION_TIMEOUT_S = 300.0
 DEFAULT_SCORING_CONCURRENCY = 16
 
@@ -113,9 +127,11 @@ DEFAULT_SCORING_CONCURRENCY = 16
 class Scorer:
     """Scores turns and cases with the enabled criteria of ``config``.
 
-    At most ``concurrency`` criteria run at once; an async criterion still running after
-    ``criterion_timeout_s`` becomes an error result. ``judge`` is handed to criteria in their
-    context (default: the judge the environment configures, see
+    At most ``concurrency`` criteria run at once; one still running after ``criterion_timeout_s``
+    becomes an error result. The user's synchronous criteria run in daemon threads, so one that
+    sleeps or hangs never blocks the event loop (other cases and async criteria go on) and is
+    abandoned past the limit; async and built-in criteria run on the loop. ``judge`` is handed
+    to criteria in their context (default: the judge the environment configures, see
     :func:`~agenteval_otel.evaluation._judging.default_judge`, or none); each criterion's judge
     calls are counted in its result's ``judge_usage``. Make one per run (it binds to the running
     event loop, and its judge's concurrency limit holds over the run).
@@ -136,6 +152,7 @@ class Scorer:
         self.config = config
         self.criteria = config.enabled()
         self._settings = {name: _settings_of(name, criterion) for name, criterion in self.criteria.items()}
+        self._threaded = {name: _in_a_thread(name) for name in self.criteria}
         self.judge = judge if judge is not None else default_judge()
         self.criterion_timeout_s = criterion_timeout_s
         self._gate = asyncio.Semaphore(concurrency)
@@ -143,6 +160,21 @@ class Scorer:
     async def _gated(self, started: Awaitable[CriterionResult | None]) -> CriterionResult | None:
         async with self._gate:
             return await started
+
+    async def _in_thread(self, name: str, context: CriterionContext) -> CriterionResult | None:
+        """Sync criterion ``name`` in a daemon thread, given up on (an error result) past the
+        criterion time limit."""
+        call = functools.partial(start_criterion, name, context, timeout_s=self.criterion_timeout_s)
+        try:
+            started = await asyncio.wait_for(in_daemon_thread(call, f"agenteval criterion {name}"),
+                                             self.criterion_timeout_s)
+        except asyncio.TimeoutError:
+            return CriterionResult.failure(
+                name, context.config.threshold,
+                f"criterion {name!r} did not finish within {self.criterion_timeout_s:g} s; it was still "
+                "running and its thread was abandoned", error_type="TimeoutError",
+                semantics=get_criterion(name).semantics)
+        return await started if inspect.isawaitable(started) else started
 
     def _judge_for(self, name: str) -> tuple[JudgeClient | None, JudgeUsage | None]:
         """The judge a criterion's context gets, counting its calls in the usage returned."""
@@ -161,7 +193,8 @@ class Scorer:
         previous_turns: Sequence[Trajectory] = (),
     ) -> list[CriterionResult | None]:
         """Every enabled criterion on one turn, in config order (``None`` where one does not
-        apply); ``expected`` is ``None`` for reference-free scoring."""
+        apply); ``expected`` is ``None`` for reference-free scoring. A result whose ``details``
+        are not JSON data is errored (:meth:`CriterionResult.with_json_details`)."""
         previous = tuple(previous_turns)
         results: list[Any] = []
         usages: list[JudgeUsage | None] = []
@@ -170,17 +203,18 @@ class Scorer:
             context = CriterionContext(actual=actual, expected=expected, config=config, case=case,
                                        turn_index=turn_index, previous_turns=previous, judge=judge,
                                        settings=self._settings[name])
-            results.append(start_criterion(name, context, timeout_s=self.criterion_timeout_s))
+            results.append(self._in_thread(name, context) if self._threaded[name]
+                           else start_criterion(name, context, timeout_s=self.criterion_timeout_s))
             usages.append(usage)
         waiting = [index for index, result in enumerate(results) if inspect.isawaitable(result)]
-        if waiting:  # async criteria run concurrently, at most ``concurrency`` at once
+        if waiting:  # async and threaded criteria run concurrently, at most ``concurrency`` at once
             done = await asyncio.gather(*(self._gated(results[index]) for index in waiting))
             for index, result in zip(waiting, done):
                 results[index] = result
         for index, usage in enumerate(usages):
             if usage is not None and usage.used and results[index] is not None:
                 results[index] = results[index].model_copy(update={"judge_usage": usage})
-        return results
+        return [result.with_json_details() if result is not None else None for result in results]
 
     async def score_invocation(
         self,

@@ -1,14 +1,21 @@
-"""Running our coroutines from synchronous code (``evaluate``, ``evaluate_traces``, the CLI)."""
+"""Between sync and async code: running our coroutines from synchronous code (``evaluate``,
+``evaluate_traces``, the CLI), and the user's synchronous code (sync agents and criteria) from
+the event loop, in daemon threads that can be given up on."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import contextvars
+import logging
+import threading
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
+__all__ = ["in_daemon_thread", "run_sync"]
 
 T = TypeVar("T")
+
+_log = logging.getLogger(__name__)
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T], async_name: str) -> T:
@@ -32,3 +39,49 @@ def run_sync(coroutine: Coroutine[Any, Any, T], async_name: str) -> T:
 
     asyncio.run(main())
     return box[0]
+
+
+async def in_daemon_thread(
+    call: Callable[[], T], name: str, *, abandoned: list[threading.Thread] | None = None
+) -> T:
+    """``call()`` in a daemon thread named ``name``, with the caller's context (so its spans
+    nest under the caller's); the event loop goes on meanwhile.
+
+    If the awaiting task is cancelled (e.g. past a timeout) while the call still runs, the
+    thread is abandoned rather than waited for (logged, and appended to ``abandoned``): it never
+    holds up the end of a run or of the process.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (context.run(call), None)
+        except BaseException as exc:  # handed to the awaiting task, which raises it
+            outcome = (None, exc)
+        try:
+            loop.call_soon_threadsafe(_settle, future, *outcome)
+        except RuntimeError:  # the loop is closed: nobody waits for this call any more
+            pass
+
+    thread = threading.Thread(target=work, name=name, daemon=True)
+    thread.start()
+    try:
+        result: T = await future
+        return result
+    except asyncio.CancelledError:
+        if thread.is_alive():
+            _log.warning("%s is still running; its thread is abandoned", name)
+            if abandoned is not None:
+                abandoned.append(thread)
+        raise
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)

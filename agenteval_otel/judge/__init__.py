@@ -11,7 +11,8 @@ as the pydantic model ``Shape``; ``asample(..., n=k)`` returns ``k``; ``acomplet
 the agent produced in front of the judge as delimited data. Settings come from
 ``AGENTEVAL_JUDGE_BASE_URL`` / ``OPENAI_BASE_URL``, ``AGENTEVAL_JUDGE_API_KEY`` /
 ``OPENAI_API_KEY``, ``AGENTEVAL_JUDGE_MODEL``, ``AGENTEVAL_JUDGE_TIMEOUT``,
-``AGENTEVAL_JUDGE_MAX_RETRIES``, ``AGENTEVAL_JUDGE_CONCURRENCY`` and ``AGENTEVAL_JUDGE_CACHE``.
+``AGENTEVAL_JUDGE_MAX_RETRIES``, ``AGENTEVAL_JUDGE_CONCURRENCY``, ``AGENTEVAL_JUDGE_CACHE`` and
+``AGENTEVAL_JUDGE_MAX_RESPONSE_BYTES`` (the largest answer read, 4 MiB by default).
 """
 
 from agenteval_otel.judge.cache import JudgeCache

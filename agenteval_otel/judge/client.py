@@ -7,6 +7,8 @@ One call asks for one answer of a given shape (a pydantic model):
   with HTTP 400; plain text last; the shape is also described in the system message, and the
   answer is read tolerantly (:func:`~agenteval_otel.judge.output.parse_reply`) and validated;
 - one overall deadline (``timeout_s``) for the call, retries and waits included;
+- a size limit (``max_response_bytes``) on every answer, checked on its ``Content-Length`` and
+  again while it is read (see :mod:`~agenteval_otel.judge.body_limit`);
 - retries on HTTP 429 and 5xx only, honouring ``Retry-After``, else exponential backoff with
   jitter (the openai client's own retries are off);
 - at most ``concurrency`` requests in flight over every call made through the client (and its
@@ -18,8 +20,9 @@ One call asks for one answer of a given shape (a pydantic model):
 ``acomplete`` (``complete`` from sync code) returns the reply's text as it is, for callers that
 read it themselves (graders with their own response parser): no response format, no shape.
 
-Whatever goes wrong raises a :class:`~agenteval_otel.errors.JudgeError` saying what and where
-(the API key never appears in it).
+Whatever goes wrong raises a :class:`~agenteval_otel.errors.JudgeError` saying what and where,
+its cause chained; neither its text nor its cause's holds the API key, whole or in part
+(:func:`~agenteval_otel.errors.redact_secrets`).
 
 >>> client = JudgeClient(JudgeSettings(base_url="http://127.0.0.1:9/v1"))
 >>> client.settings.endpoint
@@ -48,6 +51,7 @@ from agenteval_otel.errors import (
     JudgeTimeoutError,
     JudgeUnavailableError,
 )
+from agenteval_otel.judge.body_limit import IDENTITY_ENCODING, ResponseTooLarge, size_limit_hook
 from agenteval_otel.judge.cache import JudgeCache
 from agenteval_otel.judge.output import parse_reply
 from agenteval_otel.judge.retry import Deadline, backoff, retry_after, retryable
@@ -59,6 +63,7 @@ __all__ = ["JudgeClient", "ResponseFormat"]
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
 ResponseFormat = str  # "json_schema" | "json_object" | "text"
 _FALLBACK: dict[str, str] = {"json_schema": "json_object", "json_object": "text"}
 TEMPERATURE = 0.0
@@ -196,8 +201,11 @@ class JudgeClient:
             state = self._per_loop.get(loop)
             if state is None:
                 settings = self.settings
+                http_client = openai.DefaultAsyncHttpxClient(
+                    headers=IDENTITY_ENCODING,
+                    event_hooks={"response": [size_limit_hook(settings.max_response_bytes)]})
                 client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.key, max_retries=0,
-                                            timeout=settings.timeout_s)
+                                            timeout=settings.timeout_s, http_client=http_client)
                 state = self._per_loop[loop] = (asyncio.Semaphore(settings.concurrency), client)
             return state
 
@@ -237,8 +245,9 @@ class JudgeClient:
         try:
             text = await self._request(messages, shape, model, seed, temperature)
             answer = read(text)
-        except JudgeError:
+        except JudgeError as exc:
             self.usage.failures += 1
+            self._scrubbed(exc)
             raise
         finally:
             self.usage.seconds += time.monotonic() - started
@@ -277,16 +286,16 @@ class JudgeClient:
                     if response_format in _FALLBACK:  # the server may not support this format
                         response_format = self._formats[model] = _FALLBACK[response_format]
                         continue
-                    raise self._http_error(exc, attempts) from None
+                    raise self._http_error(exc, attempts) from self._scrubbed(exc)
                 except openai.APIStatusError as exc:
                     if not retryable(exc.status_code) or retries >= settings.max_retries:
-                        raise self._http_error(exc, attempts) from None
+                        raise self._http_error(exc, attempts) from self._scrubbed(exc)
                     wait = retry_after(exc.response.headers)
                     wait = wait if wait is not None else backoff(
                         retries, base_s=settings.backoff_s, max_s=settings.max_backoff_s)
                     if wait >= deadline.remaining():
                         raise self._timeout(f"; it answered HTTP {exc.status_code} and a retry after "
-                                            f"{wait:.2g} s would pass the deadline") from None
+                                            f"{wait:.2g} s would pass the deadline") from self._scrubbed(exc)
                     retries += 1
                     self.usage.retries += 1
                     await asyncio.sleep(wait)
@@ -298,15 +307,12 @@ class JudgeClient:
         except JudgeError as exc:
             error = exc
             raise
-        except (openai.APITimeoutError, asyncio.TimeoutError):
+        except (openai.APITimeoutError, asyncio.TimeoutError) as exc:
             error = self._timeout("")
-            raise error from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            error = JudgeUnavailableError(
-                f"the LLM judge did not run: could not reach the judge endpoint {settings.endpoint} "
-                f"({settings.redact(str(cause)) or type(cause).__name__})")
-            raise error from None
+            raise error from self._scrubbed(exc)
+        except Exception as exc:  # every other failure is a judge error too, its cause chained
+            error = self._failure(exc, openai)
+            raise error from self._scrubbed(exc)
         except BaseException as exc:
             error = exc
             raise
@@ -346,3 +352,47 @@ class JudgeClient:
         return JudgeUnavailableError(
             f"the LLM judge did not run: the judge endpoint {self.settings.endpoint} answered HTTP "
             f"{exc.status_code}{tries}: {message}")
+
+    def _failure(self, exc: Exception, openai: ModuleType) -> JudgeError:
+        """The judge error for a call that failed with ``exc`` (not an HTTP status, not a timeout)."""
+        endpoint = self.settings.endpoint
+        cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) and exc.__cause__ else exc
+        if isinstance(cause, ResponseTooLarge):
+            return JudgeOutputError(f"the LLM judge gave no usable verdict: the judge endpoint {endpoint} gave "
+                                    f"{cause} (the judge's max_response_bytes)")
+        if isinstance(exc, openai.APIConnectionError):
+            return JudgeUnavailableError(
+                f"the LLM judge did not run: could not reach the judge endpoint {endpoint} "
+                f"({self.settings.redact(str(cause)) or type(cause).__name__})")
+        detail = self.settings.redact(_first_line(exc))
+        if isinstance(exc, (ValueError, RecursionError, LookupError, TypeError, AttributeError,
+                            openai.APIResponseValidationError)):
+            return JudgeOutputError(f"the LLM judge gave no usable verdict: the answer of the judge endpoint "
+                                    f"{endpoint} is not a readable chat completion ({detail})")
+        return JudgeError(f"the LLM judge did not run: calling the judge endpoint {endpoint} failed ({detail})")
+
+    def _scrubbed(self, error: E) -> E:
+        """``error`` with the key masked in its text and in every exception chained to it (a
+        traceback shows them all)."""
+        seen: set[int] = set()
+        link: BaseException | None = error
+        while link is not None and id(link) not in seen:
+            seen.add(id(link))
+            try:
+                link.args = tuple(self.settings.redact(a) if isinstance(a, str) else a for a in link.args)
+                if isinstance(getattr(link, "message", None), str):
+                    link.message = self.settings.redact(link.message)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - an exception whose args cannot be set keeps them
+                pass
+            link = link.__cause__ or link.__context__
+        return error
+
+
+def _first_line(error: BaseException) -> str:
+    """``Type: message``, the message's first line cut to 200 characters."""
+    try:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    except Exception:  # noqa: BLE001 - an exception whose message cannot be printed
+        message = ""
+    message = message if len(message) <= 200 else message[:200] + "…"
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__

@@ -1,7 +1,8 @@
 """Reading a judge's answer into the expected shape (a pydantic model).
 
 Tried in order: the whole answer as JSON; JSON inside a code fence; the first JSON object in
-prose. Each candidate is validated against the shape. When none fits and the shape is a
+prose (at most the first 64 of them; none after one nested past the interpreter's recursion
+limit). Each candidate is validated against the shape. When none fits and the shape is a
 score with a reason, an explicit ``score: 0.8`` (or ``score of 0.8``, ``score = 0.8``) in prose is
 taken, with the prose as the reason; a bare number elsewhere in prose is not. Nothing is ever
 evaluated as code. What cannot be read raises ``JudgeOutputError`` quoting the answer's start.
@@ -34,28 +35,38 @@ T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```(?:[A-Za-z0-9_-]+)?\s*\n?(.*?)```", re.DOTALL)
 _PROSE_SCORE = re.compile(r"\bscore\b\s*(?:is|of|=|:)?\s*(?:is|of|=|:)?\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
 _PREVIEW = 200
+_MAX_OBJECT_STARTS = 64
 
 
 def json_candidates(text: str) -> Iterator[Any]:
     """The JSON values ``text`` may hold, most likely first: the whole text, each fenced block,
-    then each object starting at a ``{`` in the text."""
+    then each object starting at one of the first ``{`` in the text. JSON nested too deep to
+    decode is no candidate.
+
+    >>> list(json_candidates('[' * 100_000))
+    []
+    """
     decoder = json.JSONDecoder()
     stripped = text.strip()
     try:
         yield json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     for block in _FENCE.findall(text):
         try:
             yield json.loads(block.strip())
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
     start = text.find("{")
-    while start != -1:
+    for _ in range(_MAX_OBJECT_STARTS):
+        if start == -1:
+            return
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _end = decoder.raw_decode(text, start)
         except ValueError:
             pass
+        except RecursionError:  # the objects inside it start deeper still
+            return
         else:
             yield value
         start = text.find("{", start + 1)

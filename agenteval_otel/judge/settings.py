@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Final
 
-from agenteval_otel.errors import ConfigError, mask_url
+from agenteval_otel.errors import ConfigError, mask_url, redact_secrets
 
 __all__ = ["DEFAULT_JUDGE_MODEL", "JudgeSettings", "OPENAI_BASE_URL"]
 
@@ -35,6 +35,8 @@ ENV_TIMEOUT: Final = "AGENTEVAL_JUDGE_TIMEOUT"
 ENV_RETRIES: Final = "AGENTEVAL_JUDGE_MAX_RETRIES"
 ENV_CONCURRENCY: Final = "AGENTEVAL_JUDGE_CONCURRENCY"
 ENV_CACHE: Final = "AGENTEVAL_JUDGE_CACHE"
+ENV_MAX_RESPONSE_BYTES: Final = "AGENTEVAL_JUDGE_MAX_RESPONSE_BYTES"
+DEFAULT_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +51,8 @@ class JudgeSettings:
     ``max_backoff_s``, or after the server's ``Retry-After``. ``concurrency``: judge requests in
     flight at once, over a whole run. ``cache_dir``: a directory of earlier answers (``None``:
     no cache). ``seed``: sent with every request (sample *i* gets ``seed + i``); temperature is 0.
+    ``max_response_bytes``: the largest answer read (4 MiB), checked on its ``Content-Length``
+    and again while it is read; a larger one is an error, never held.
     """
 
     base_url: str | None = None
@@ -61,6 +65,7 @@ class JudgeSettings:
     seed: int | None = 0
     backoff_s: float = 0.5
     max_backoff_s: float = 30.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
         if not self.timeout_s > 0:
@@ -71,11 +76,13 @@ class JudgeSettings:
             raise ConfigError(f"judge concurrency must be at least 1, got {self.concurrency!r}")
         if self.backoff_s < 0 or self.max_backoff_s < 0:
             raise ConfigError("judge backoff_s and max_backoff_s must be 0 or more")
+        if self.max_response_bytes < 1:
+            raise ConfigError(f"judge max_response_bytes must be at least 1, got {self.max_response_bytes!r}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> JudgeSettings:
         """Settings from ``AGENTEVAL_JUDGE_*`` (``BASE_URL``, ``API_KEY``, ``MODEL``, ``TIMEOUT``,
-        ``MAX_RETRIES``, ``CONCURRENCY``, ``CACHE``), falling back to ``OPENAI_BASE_URL`` and
+        ``MAX_RETRIES``, ``CONCURRENCY``, ``CACHE``, ``MAX_RESPONSE_BYTES``), falling back to ``OPENAI_BASE_URL`` and
         ``OPENAI_API_KEY``; ``overrides`` win. ``ConfigError`` naming a variable that is not a number."""
         env = os.environ if environ is None else environ
 
@@ -103,7 +110,8 @@ class JudgeSettings:
             "cache_dir": text(ENV_CACHE),
         }
         for field, name, kind in (("timeout_s", ENV_TIMEOUT, float), ("max_retries", ENV_RETRIES, int),
-                                  ("concurrency", ENV_CONCURRENCY, int)):
+                                  ("concurrency", ENV_CONCURRENCY, int),
+                                  ("max_response_bytes", ENV_MAX_RESPONSE_BYTES, int)):
             found = number(name, kind)
             if found:
                 values[field] = found["value"]
@@ -134,7 +142,7 @@ class JudgeSettings:
         return self.model or requested or DEFAULT_JUDGE_MODEL
 
     def redact(self, text: str) -> str:
-        """``text`` without the API key in it (servers may echo the key in an error)."""
-        if self.api_key and len(self.api_key) >= 4:
-            return text.replace(self.api_key, "[REDACTED]")
-        return text
+        """``text`` without the API key in it, whole or in part, nor anything shaped like a
+        credential (servers may echo the key in an error): see
+        :func:`~agenteval_otel.errors.redact_secrets`."""
+        return redact_secrets(text, [self.api_key])

@@ -85,12 +85,16 @@ def end_chat_span(
     error: BaseException | None = None,
     redact: Callable[[str], str] = str,
 ) -> None:
-    """Record how the call went and end ``span``."""
+    """Record how the call went and end ``span``; a response of the wrong shape (the judge's
+    answer could not be read) records nothing of it, and never raises."""
     if span.is_recording():
         span.set_attribute(attr.JUDGE_ATTEMPTS, attempts)
         span.set_attribute(attr.JUDGE_RESPONSE_FORMAT, response_format)
         if response is not None:
-            _record_response(span, response)
+            try:
+                _record_response(span, response)
+            except Exception:  # noqa: BLE001 - the call's error says what was wrong with it
+                pass
         if text is not None and policy is not None and policy.capture:
             span.set_attribute(attr.GEN_AI_OUTPUT_MESSAGES,
                                policy.json(_parts([{"role": "assistant", "content": text}])))

@@ -1,4 +1,6 @@
-"""Report files as evaluation sinks: each writes the whole report when the run finishes.
+"""Report files as evaluation sinks: each writes the whole report when the run finishes, whole
+or not at all (into a temporary file beside it, then moved onto its path), so a report that
+could not be written leaves no cut-off file and says why (``error``).
 
 A report may hold its results slim (a long offline run does): the JSON report still writes each
 case's actual trajectory, set aside in a temporary file as each result is submitted.
@@ -15,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from agenteval_otel.reports._html import write_html
 from agenteval_otel.reports._junit import write_junit
-from agenteval_otel.results import EvalCaseResult, EvalReport
+from agenteval_otel.results import EvalCaseResult, EvalReport, describe_error
 
 __all__ = ["ReportFile", "ReportFormat"]
 
@@ -36,7 +39,7 @@ _WRITERS: dict[str, Callable[[EvalReport, Path], Path]] = {
 
 class ReportFile:
     """Writes the run's report to ``path`` as ``format`` (JSON, JUnit XML or HTML) at the end of
-    the run; ``written`` is the path once it has been written."""
+    the run; ``written`` is the path once it has been written, ``error`` why it could not be."""
 
     def __init__(self, path: str | os.PathLike[str], format: ReportFormat) -> None:
         if format not in _WRITERS:
@@ -44,6 +47,7 @@ class ReportFile:
         self.path = Path(path)
         self.format = format
         self.written: Path | None = None
+        self.error: str | None = None
         self._trajectories = _TrajectorySpool() if format == "json" else None
 
     def submit(self, result: EvalCaseResult) -> None:
@@ -53,12 +57,19 @@ class ReportFile:
             self._trajectories.put(result)
 
     def finish(self, report: EvalReport) -> None:
-        """Write the report."""
-        if self._trajectories is not None:
-            self.written = report.save(self.path, self._trajectories.data_of)
-            self._trajectories.close()
-        else:
-            self.written = _WRITERS[self.format](report, self.path)
+        """Write the report, whole or not at all; raises (after setting ``error``) if it could not."""
+        trajectories = self._trajectories
+        try:
+            if trajectories is not None:
+                self.written = _atomically(self.path, lambda path: report.save(path, trajectories.data_of))
+            else:
+                self.written = _atomically(self.path, lambda path: _WRITERS[self.format](report, path))
+        except Exception as exc:
+            self.error = describe_error(exc)
+            raise
+        finally:
+            if trajectories is not None:
+                trajectories.close()
 
     def force_flush(self, timeout: float | None = None) -> bool:
         """Nothing is buffered."""
@@ -67,6 +78,20 @@ class ReportFile:
     def shutdown(self, timeout: float | None = None) -> bool:
         """Nothing to release."""
         return True
+
+
+def _atomically(path: Path, write: Callable[[Path], object]) -> Path:
+    """``write`` a temporary file beside ``path``, then move it onto ``path`` (an atomic rename):
+    ``path`` is the whole new file or what it was before, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path
 
 
 class _TrajectorySpool:

@@ -7,6 +7,7 @@ judge that failed), *passed* when every criterion passed, and *failed* otherwise
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import uuid
 import zlib
@@ -107,6 +108,24 @@ class CriterionResult(BaseModel):
         """The reason, else the error."""
         return self.reason or self.error or ""
 
+    def with_json_details(self) -> CriterionResult:
+        """This result when its ``details`` are JSON data (objects with string keys, arrays,
+        strings, finite numbers, booleans, null; at most 100 levels deep), else the criterion
+        errored, naming the first value that is not, so every report and the run file can
+        still write it.
+
+        >>> class Thing: ...
+        >>> CriterionResult(criterion="mine", score=1.0, passed=True, threshold=0.5,
+        ...                 details={"n": [1, 2], "obj": Thing()}).with_json_details().error
+        "criterion 'mine': details['obj'] is not JSON-serialisable (Thing)"
+        """
+        problem = _not_json(self.details, "details")
+        if problem is None:
+            return self
+        return CriterionResult.failure(self.criterion, self.threshold, f"criterion {self.criterion!r}: {problem}",
+                                       error_type="TypeError", semantics=self.semantics).model_copy(
+            update={"judge_usage": self.judge_usage})
+
     @classmethod
     def failure(
         cls,
@@ -121,6 +140,50 @@ class CriterionResult(BaseModel):
         """A criterion that could not be scored: ``error`` set, score 0, not passed."""
         return cls(criterion=criterion, score=0.0, passed=False, threshold=threshold, error=error,
                    error_type=error_type, traceback=traceback, semantics=semantics)
+
+
+_MAX_JSON_DEPTH = 100
+
+
+def _not_json(value: Any, where: str) -> str | None:
+    """What in ``value`` (named ``where``) is not JSON data, first in document order; ``None`` if
+    nothing is."""
+    stack: list[tuple[Any, str, int]] = [(value, where, 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and not _encodable(item):
+                return f"{path} is not JSON-serialisable (str with a lone surrogate)"
+            continue
+        if item is None or isinstance(item, (bool, int)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{path} is not JSON-serialisable (float {item})"
+            continue
+        if depth >= _MAX_JSON_DEPTH and isinstance(item, (dict, list, tuple)):
+            return f"{path} is nested more than {_MAX_JSON_DEPTH} levels deep"
+        if isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{path} has a key that is not a string ({type(key).__name__})"
+                children.append((child, f"{path}[{key!r}]", depth + 1))
+            stack.extend(reversed(children))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((child, f"{path}[{index}]", depth + 1) for index, child in reversed(list(enumerate(item))))
+        else:
+            return f"{path} is not JSON-serialisable ({type(item).__name__})"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class InvocationResult(BaseModel):

@@ -2,8 +2,10 @@
 interrupted run keeps them and a resumed run skips them.
 
 One JSON object per line: a header naming the eval set and a fingerprint of the config, then
-one ``EvalCaseResult`` per finished case. A last line cut short by a kill (even inside a
-character) is dropped on resume and reported.
+one ``EvalCaseResult`` per finished case. Each line is serialised whole before it is written,
+in one unbuffered write, so a case's line is there complete or not at all; a last line cut
+short all the same (a full disk, a power cut; even inside a character) is dropped on resume and
+reported.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 import re
 import threading
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,7 +48,7 @@ class RunFile:
         self.path = Path(path)
         self.eval_set_id = eval_set_id
         self.fingerprint = config_fingerprint(config)
-        self._handle: IO[str] | None = None
+        self._handle: BinaryIO | None = None
         self._lock = threading.Lock()
 
     def _header(self) -> dict[str, Any]:
@@ -100,14 +102,13 @@ class RunFile:
             if torn_at is not None:
                 with self.path.open("r+b") as handle:
                     handle.truncate(torn_at)
-            self._handle = self.path.open("a", encoding="utf-8")
+            self._handle = self.path.open("ab", buffering=0)
             if not self._ends_a_line():
-                self._handle.write("\n")  # a whole last line without its newline
+                _write_all(self._handle, b"\n")  # a whole last line without its newline
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
-            self._handle.write(json.dumps(self._header()) + "\n")
-        self._handle.flush()
+            self._handle = self.path.open("wb", buffering=0)
+            _write_all(self._handle, (json.dumps(self._header()) + "\n").encode())
         return done
 
     def _ends_a_line(self) -> bool:
@@ -118,13 +119,13 @@ class RunFile:
             return handle.read(1) == b"\n"
 
     def submit(self, result: EvalCaseResult) -> None:
-        """Record one finished case (flushed at once); an evaluation sink."""
-        line = result.model_dump_json() + "\n"
+        """Record one finished case, its line whole (written at once, unbuffered); an evaluation
+        sink. A result that cannot be serialised raises before anything is written."""
+        line = (result.model_dump_json() + "\n").encode()
         with self._lock:
             if self._handle is None:
                 raise RuntimeError(f"{self.path}: the run file is not open")
-            self._handle.write(line)
-            self._handle.flush()
+            _write_all(self._handle, line)
 
     def force_flush(self, timeout: float | None = None) -> bool:
         """Every result is flushed as it is submitted; whether the file is open."""
@@ -143,3 +144,14 @@ class RunFile:
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+def _write_all(handle: BinaryIO, data: bytes) -> None:
+    """``data`` written through the unbuffered ``handle``, in one system call unless the system
+    takes less."""
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError(f"{handle.name}: nothing could be written")
+        view = view[written:]

@@ -1,7 +1,8 @@
 """A scripted judge: a real HTTP server on 127.0.0.1 speaking the Chat Completions API.
 
 Each request is answered by a script, a function from the request (its JSON body, headers and
-number) to a :class:`Reply`: a status, the assistant's text (or a raw body), headers and a delay.
+number) to a :class:`Reply`: a status, the assistant's text (or a raw body, or chunks streamed
+until the client hangs up), headers and a delay.
 The server records every request, counts them and keeps the highest number in flight at once.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,11 +20,13 @@ from typing import Any
 
 @dataclass
 class Reply:
-    """One answer: ``text`` as the assistant's message (status 200), or ``body`` as it is."""
+    """One answer: ``text`` as the assistant's message (status 200), or ``body`` as it is, or
+    ``chunks`` written one by one with no ``Content-Length`` (unless ``headers`` declare one)."""
 
     text: str | None = None
     status: int = 200
     body: Any = None
+    chunks: Iterable[bytes] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     finish_reason: str = "stop"
@@ -59,6 +62,8 @@ class JudgeServer:
     requests: list[Request] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    streamed: int = 0
+    """Bytes of streamed bodies written before the client hung up."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -107,6 +112,9 @@ def serve(script: Script) -> Iterator[JudgeServer]:
             reply = state.answer(body, {k.lower(): v for k, v in self.headers.items()})
             if state.stop.is_set():
                 return
+            if reply.chunks is not None:
+                self._stream(reply)
+                return
             payload = reply.body if reply.body is not None else (
                 _completion(reply, str(body.get("model"))) if reply.status == 200
                 else {"error": {"message": f"scripted HTTP {reply.status}", "type": "scripted"}})
@@ -121,6 +129,22 @@ def serve(script: Script) -> Iterator[JudgeServer]:
                 self.wfile.write(data)
             except OSError:
                 pass
+
+        def _stream(self, reply: Reply) -> None:
+            try:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                for chunk in reply.chunks or ():
+                    if state.stop.is_set():
+                        return
+                    self.wfile.write(chunk)
+                    state.streamed += len(chunk)
+            except OSError:  # the client hung up
+                pass
+            self.close_connection = True
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import pickle
 import sys
 import time
+import traceback
+import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -276,16 +280,107 @@ def test_content_is_not_recorded_when_the_policy_captures_none() -> None:
 
 
 @pytest.mark.promise(19)
-def test_a_key_echoed_by_the_server_never_reaches_the_error() -> None:
-    key = "sk-echoed-secret-abcdef"
+def test_a_key_echoed_in_part_reaches_neither_the_error_nor_its_cause() -> None:
+    key = "sk-proj-Qx7vN2mK9pL4wR8tY3zB6c"  # 30 characters; the server echoes 20 of them
+    fragment = key[6:26]
 
     def script(request: Request) -> Reply:
-        return Reply(status=401, body={"error": {"message": f"Incorrect API key provided: {key}"}})
+        return Reply(status=401, body={"error": {"message": f"Incorrect API key provided: ...{fragment}..."}})
 
     with serve(script) as server:
         with pytest.raises(JudgeUnavailableError) as raised:
             JudgeClient(JudgeSettings(base_url=server.url, api_key=key)).judge(MESSAGES, Verdict)
-    assert key not in str(raised.value) and "[REDACTED]" in str(raised.value)
+    shown = "".join(traceback.format_exception(raised.value))  # the chained cause too
+    assert "HTTP 401" in str(raised.value) and raised.value.__cause__ is not None
+    assert fragment[:8] not in shown and fragment[-8:] not in shown and "***" in shown
+
+
+def _stream(total: int, chunk: int = 64 * 1024, pause_s: float = 0.0) -> Iterator[bytes]:
+    """``total`` bytes of a JSON string's inside, ``chunk`` at a time, ``pause_s`` apart."""
+    piece = b"x" * chunk
+    yield b'{"id": "'
+    for _ in range(total // chunk):
+        if pause_s:
+            time.sleep(pause_s)
+        yield piece
+
+
+@pytest.mark.promise(15, 20)
+def test_a_body_declared_past_the_limit_fails_before_it_is_read() -> None:
+    declared = 50 * 1024 * 1024
+    reply = Reply(chunks=_stream(declared, pause_s=0.05), headers={"Content-Length": str(declared)})
+    with serve(lambda r: reply) as server:
+        started = time.monotonic()
+        with pytest.raises(JudgeOutputError) as raised:
+            _client(server.url, timeout_s=10.0).judge(MESSAGES, Verdict)
+        took = time.monotonic() - started
+    assert took < 2.0  # not read to the end (which takes 40 s), nor to the deadline
+    assert "52,428,800 bytes (Content-Length)" in str(raised.value)
+    assert "limit of 4,194,304 bytes" in str(raised.value) and "max_response_bytes" in str(raised.value)
+
+
+@pytest.mark.promise(15, 20)
+def test_a_body_streamed_past_the_limit_fails_as_it_passes_it_holding_no_more() -> None:
+    limit = 1024 * 1024
+    with serve(lambda r: Reply(chunks=_stream(50 * 1024 * 1024))) as server:
+        client = _client(server.url, timeout_s=20.0, max_response_bytes=limit)
+        tracemalloc.start()
+        try:
+            started = time.monotonic()
+            with pytest.raises(JudgeOutputError) as raised:
+                client.judge(MESSAGES, Verdict)
+            took = time.monotonic() - started
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert "more than the limit of 1,048,576 bytes" in str(raised.value)
+    assert isinstance(raised.value.__cause__, Exception)  # what the HTTP client raised, chained
+    assert peak < 8 * limit, f"{peak / 1e6:.1f} MB held for a 1 MB limit"
+    assert took < 5.0 and server.streamed < 20 * 1024 * 1024
+
+
+@pytest.mark.promise(15, 20)
+def test_a_compressed_answer_is_read_and_bounded_once_decoded() -> None:
+    small = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"score": 0.5}'}}]})
+    bomb = gzip.compress(b'{"id": "' + b"0" * (50 * 1024 * 1024), compresslevel=9)  # 50 MB in 50 KB
+    zipped = {"Content-Encoding": "gzip"}
+    with serve(lambda r: Reply(body=gzip.compress(small.encode()) if r.number == 1 else bomb, headers=zipped)) as server:
+        client = _client(server.url, max_response_bytes=1024 * 1024)
+        assert client.judge(MESSAGES, Verdict).score == 0.5  # a server compressing though asked not to
+        tracemalloc.start()
+        try:
+            with pytest.raises(JudgeOutputError, match="more than the limit of 1,048,576 bytes"):
+                client.judge([*MESSAGES, {"role": "user", "content": "again"}], Verdict)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert server.requests[0].headers["accept-encoding"] == "identity"
+    assert len(bomb) < 100_000 and peak < 8 * 1024 * 1024
+
+
+@pytest.mark.promise(12, 15)
+@pytest.mark.parametrize("body", [b"<html>502 Bad Gateway</html>", b"[" * 100_000 + b"]" * 100_000,
+                                  b'{"choices": 5}'], ids=["not-json", "nested-100k-deep", "not-a-completion"])
+def test_a_body_that_is_no_chat_completion_is_an_output_error_with_its_cause(body: bytes) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with serve(lambda r: Reply(body=body)) as server:
+        client = JudgeClient(JudgeSettings(base_url=server.url, timeout_s=1.0), tracer=lambda: provider.get_tracer("t"))
+        with pytest.raises(JudgeOutputError) as raised:
+            client.judge(MESSAGES, Verdict)
+    assert "is not a readable chat completion" in str(raised.value)
+    assert raised.value.__cause__ is not None
+    (span,) = exporter.get_finished_spans()  # ended, marked as failed
+    assert (span.attributes or {})[attr.ERROR_TYPE] == "JudgeOutputError"
+
+
+@pytest.mark.promise(12)
+def test_an_answer_nested_100k_deep_is_an_output_error() -> None:
+    with serve(lambda r: Reply("[" * 100_000)) as server:
+        with pytest.raises(JudgeOutputError, match="could not be read"):
+            _client(server.url).judge(MESSAGES, Verdict)
 
 
 @pytest.mark.promise(16)
