@@ -112,7 +112,7 @@ def evaluation_attributes(
     }
     explanation = verdict.error or verdict.reason
     if explanation:
-        found[attr.GEN_AI_EVALUATION_EXPLANATION] = active_policy().clean(explanation)
+        found[attr.GEN_AI_EVALUATION_EXPLANATION] = active_policy().clean_error(explanation)
     if verdict.error:
         found[attr.ERROR_TYPE] = verdict.error_type or "CriterionError"
     if evaluator_version:

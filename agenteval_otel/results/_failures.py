@@ -81,5 +81,5 @@ class AgentFailure:
         if frame is not None:
             message += f" (raised at {frame})"
         text = _traceback_text(error)
-        return cls(message=policy.clean(message), error_type=type(error).__name__,
-                   traceback=policy.clean(text) if text is not None else None)
+        return cls(message=policy.clean_error(message), error_type=type(error).__name__,
+                   traceback=policy.clean_error(text) if text is not None else None)

@@ -20,7 +20,8 @@ from agenteval_otel.criteria._config import EvalConfig
 from agenteval_otel.evalsets._models import EvalSet
 from agenteval_otel.evaluation._offline import evaluate_traces
 from agenteval_otel.judge import JudgeUsage
-from agenteval_otel.results._export import TraceExport
+from agenteval_otel.results import AgentFailure
+from agenteval_otel.results._export import TraceExport, evaluation_attributes
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.traces.files import read_logs, read_spans
 from agenteval_otel.tracing import ContentPolicy, logs_file_for, set_active_policy
@@ -197,3 +198,19 @@ def test_a_file_that_cannot_be_opened_fails_at_once(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         TraceExport.to_target(tmp_path / "no" / "such" / "dir" / "results.jsonl")
     assert not os.path.exists(tmp_path / "no")
+
+
+@pytest.mark.promise(19)
+def test_credentials_in_failure_text_and_explanations_are_masked() -> None:
+    """An agent's or a criterion's exception text that quotes a key, and a verdict explanation
+    that does, are written with the key masked, whatever redaction patterns are configured."""
+    key = "sk-proj-" + "q7" * 12
+    try:
+        raise RuntimeError(f"401 from the tool API: Incorrect API key provided: {key}")
+    except RuntimeError as error:
+        failure = AgentFailure.of(error)
+    assert key[:12] not in failure.message and key[:12] not in (failure.traceback or "")
+    verdict = CriterionResult(criterion="exact_match", score=0.0, passed=False, threshold=1.0,
+                              reason=f"the agent printed {key}")
+    explanation = evaluation_attributes(verdict)[attr.GEN_AI_EVALUATION_EXPLANATION]
+    assert key[:12] not in str(explanation)
