@@ -95,7 +95,7 @@ def start_criterion(
         if inspect.isawaitable(outcome):
             return _awaited(registered, outcome, threshold, timeout_s)
         return _as_result(name, outcome, threshold, semantics)
-    except Exception as exc:  # a failing criterion is data, never an exception out of the run
+    except (Exception, SystemExit) as exc:  # a failing criterion is data, never an exit out of the run
         return _failure(name, threshold, exc, semantics)
 
 
@@ -110,7 +110,7 @@ async def _awaited(
             return _failure(name, threshold, exc, semantics)
         return CriterionResult.failure(name, threshold, f"criterion {name!r} did not finish within {timeout_s:g} s",
                                        error_type="TimeoutError", semantics=semantics)
-    except Exception as exc:  # a failing criterion is data, never an exception out of the run
+    except (Exception, SystemExit) as exc:  # a failing criterion is data, never an exit out of the run
         return _failure(name, threshold, exc, semantics)
 
 

@@ -489,13 +489,14 @@ class OtlpReceiver:
         """The body as it arrives: into a buffer of the declared length (taken from the budget
         already), else growing, each chunk taken from the budget before it is kept."""
         body = bytearray(length or 0)
-        view, size = memoryview(body), 0
+        view = memoryview(body) if length is not None else None  # a growing body must have no view
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 raise _Refused(400, "the client disconnected before the body ended", "refused_bad_request")
             chunk = message.get("body", b"")
-            if length is not None:  # h11 never lets more than the declared length through
+            if view is not None:  # h11 never lets more than the declared length through
                 view[size:size + len(chunk)] = chunk
             else:
                 if size + len(chunk) > self._max_body:
@@ -505,7 +506,8 @@ class OtlpReceiver:
                 body += chunk
             size += len(chunk)
             if not message.get("more_body", False):
-                view.release()
+                if view is not None:
+                    view.release()
                 return body
 
     async def _health(self, method: str, send: _Send, authorized: bool) -> None:

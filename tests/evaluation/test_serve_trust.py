@@ -167,7 +167,8 @@ def test_systemexit_in_a_criterion_is_an_errored_result_and_scoring_goes_on() ->
     assert evaluator.healthy
     evaluator.shutdown(5000)
     assert [r.errored for r in results] == [True, False]
-    assert "SystemExit" in (results[0].error or "") + (results[0].error_type or "")
+    verdict = results[0].invocation_results[0].criterion_results[0]
+    assert "SystemExit" in f"{verdict.error} {verdict.error_type}"
 
 
 @pytest.mark.promise(22)
