@@ -30,7 +30,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agenteval_otel.criteria import EvalConfig
@@ -110,20 +110,18 @@ class EvaluationWorker:
     def _take_spans(self, records: list[SpanRecord]) -> bool:
         """Spool a batch, then hand it to the evaluator; ``False`` (the sender retries) when
         either refuses it: nothing is acknowledged that is not held."""
-        rows = self.spool.add_spans(records) if self.spool is not None else []
-        if rows is None:
-            return False
-        if self.evaluator.feed(records):
-            return True
-        if rows and self.spool is not None:
-            self.spool.discard(rows)
-        return False
+        return self._spooled(records, Spool.add_spans, self.evaluator.feed)
 
     def _take_logs(self, logs: list[LogRecord]) -> bool:
-        rows = self.spool.add_logs(logs) if self.spool is not None else []
+        """Log records, likewise."""
+        return self._spooled(logs, Spool.add_logs, self.evaluator.feed_logs)
+
+    def _spooled(self, batch: list[Any], add: Callable[[Spool, list[Any]], list[int] | None],
+                 feed: Callable[[list[Any]], bool]) -> bool:
+        rows = add(self.spool, batch) if self.spool is not None else []
         if rows is None:
             return False
-        if self.evaluator.feed_logs(logs):
+        if feed(batch):
             return True
         if rows and self.spool is not None:
             self.spool.discard(rows)
