@@ -58,12 +58,12 @@ async def in_daemon_thread(
     def work() -> None:
         try:
             outcome: tuple[Any, BaseException | None] = (context.run(call), None)
-        except Exception as exc:  # handed to the awaiting task, which raises it
-            outcome = (None, exc)
-        except BaseException as exc:  # SystemExit and the like: an error of this call, not an exit
-            error = RuntimeError(f"{name} raised {type(exc).__name__}({exc})")
+        except SystemExit as exc:  # user code calling sys.exit: an error of this call, not the loop's exit
+            error = RuntimeError(f"{name} raised SystemExit({exc})")
             error.__cause__ = exc
             outcome = (None, error)
+        except BaseException as exc:  # handed to the awaiting task, which raises it
+            outcome = (None, exc)
         try:
             loop.call_soon_threadsafe(_settle, future, *outcome)
         except RuntimeError:  # the loop is closed: nobody waits for this call any more

@@ -226,10 +226,10 @@ class ContentPolicy:
     def clean_error(self, text: str, secrets: tuple[str | None, ...] | list[str | None] = ()) -> str:
         """Exception text (a message, a stack trace, a status description) fit to record: credential
         shapes, each of ``secrets`` and the secrets remembered (:func:`remember_secrets`) masked as
-        ``***`` (whole, or any 8 or more of their characters in a row), then :meth:`clean`. An
+        ``***`` (whole, or any 8 or more of their characters in a row), after :meth:`clean`. An
         instrumentor passes its client's keys as ``secrets``: a server may echo a key in its error."""
         known = _known_secrets
-        return self.clean(redact_secrets(text, (*secrets, *known) if known else secrets))
+        return redact_secrets(self.clean(text), (*secrets, *known) if known else secrets)
 
     def _is_flat(self, value: Any) -> bool:
         """A scalar, or a short dict or list of scalars under keys known to be safe; no str that
