@@ -219,17 +219,23 @@ class ContentPolicy:
         """Apply the redaction patterns, then truncate with a marker."""
         for pattern in self._patterns:
             text = pattern.sub(REDACTED, text)
+        return self._truncated(text)
+
+    def _truncated(self, text: str) -> str:
         if len(text) > self.max_length:
             return f"{text[: self.max_length]}...[truncated {len(text) - self.max_length} chars]"
         return text
 
     def clean_error(self, text: str, secrets: tuple[str | None, ...] | list[str | None] = ()) -> str:
-        """Exception text (a message, a stack trace, a status description) fit to record: credential
-        shapes, each of ``secrets`` and the secrets remembered (:func:`remember_secrets`) masked as
-        ``***`` (whole, or any 8 or more of their characters in a row), after :meth:`clean`. An
+        """Exception text (a message, a stack trace, a status description) fit to record: the
+        redaction patterns applied, then credential shapes, each of ``secrets`` and the secrets
+        remembered (:func:`remember_secrets`) masked as ``***`` (whole, or any 8 or more of their
+        characters in a row), then truncated (never before: a cut key could slip through). An
         instrumentor passes its client's keys as ``secrets``: a server may echo a key in its error."""
+        for pattern in self._patterns:
+            text = pattern.sub(REDACTED, text)
         known = _known_secrets
-        return redact_secrets(self.clean(text), (*secrets, *known) if known else secrets)
+        return self._truncated(redact_secrets(text, (*secrets, *known) if known else secrets))
 
     def _is_flat(self, value: Any) -> bool:
         """A scalar, or a short dict or list of scalars under keys known to be safe; no str that
