@@ -342,7 +342,7 @@ class OnlineEvaluator(SpanProcessor):
                     self._refused_batches += 1
                     return False
                 self._reserve(sizes)
-            roots = sum(1 for record in batch if record.parent_id is None or record.parent_is_remote)
+            roots = sum(1 for record in batch if record.is_local_root)
             waiting = len(self._queue) + self._assembly.waiting_traces  # back-pressure, not drops
             taken = (waiting == 0 or waiting + roots <= self._max_queue) and self._assembly.feed(batch)
         except Exception:  # noqa: BLE001 - never raise into the receiver

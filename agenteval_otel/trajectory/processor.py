@@ -36,6 +36,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from typing import Literal
 
 from opentelemetry.context import Context
@@ -64,11 +65,6 @@ DEFAULT_TIMEOUT_MILLIS = 30000
 _CHUNK = 32
 """Spans the intake thread buffers before it gives the GIL up."""
 _COUNTED = " (further drops are counted, not logged)"
-
-
-def _is_root_record(record: SpanRecord) -> bool:
-    """Whether a fed span is the local root of its invocation: no parent, or a remote one."""
-    return record.parent_id is None or record.parent_is_remote
 
 
 def _deadline(timeout_millis: int | None) -> float:
@@ -228,7 +224,7 @@ class TrajectoryProcessor(SpanProcessor):
             if not all(type(record) is SpanRecord for record in batch):
                 raise TypeError("feed takes SpanRecords")
             intake = self._intake
-            roots = sum(1 for record in batch if _is_root_record(record))
+            roots = sum(1 for record in batch if record.is_local_root)
             with self._refused_lock:  # traces waiting to be assembled: queued, and on their way
                 waiting = len(self._queue) + self._fed_roots
                 taken = (not self._closed and len(intake) + len(batch) <= self._max_pending
@@ -247,7 +243,7 @@ class TrajectoryProcessor(SpanProcessor):
                         "to be assembled; batches are refused" + _COUNTED,
                     )
                 return False
-            batch.sort(key=_is_root_record)  # stable: the roots last, each kind in its order
+            batch.sort(key=attrgetter("is_local_root"))  # stable: the roots last, each kind in its order
             ended = self._clock()
             intake.extend([(record, ended) for record in batch])  # one C call: batches never interleave
             if self._idle:
@@ -360,7 +356,7 @@ class TrajectoryProcessor(SpanProcessor):
                     continue
                 refused = buffer.dropped_spans
                 if isinstance(span, SpanRecord):  # fed: keyed by its hex trace id
-                    is_root = _is_root_record(span)
+                    is_root = span.is_local_root
                     if is_root:
                         with self._refused_lock:
                             self._fed_roots -= 1

@@ -111,6 +111,11 @@ class SpanRecord:
         return self.parent_id is None
 
     @property
+    def is_local_root(self) -> bool:
+        """Whether the span roots its invocation in its process: no parent, or a remote one."""
+        return self.parent_id is None or self.parent_is_remote
+
+    @property
     def duration_ns(self) -> int:
         """End minus start, never negative."""
         return max(0, self.end_ns - self.start_ns)
