@@ -35,13 +35,11 @@ import orjson
 from agenteval_otel.trajectory.logs import LogRecord
 from agenteval_otel.trajectory.spans import SpanEvent, SpanLink, SpanRecord, SpanStatus
 
-__all__ = ["DEFAULT_SPOOL_DIR", "Spool", "SpoolCounters"]
+__all__ = ["Spool", "SpoolCounters"]
 
 logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
-DEFAULT_SPOOL_DIR = ".agenteval/spool"
-"""Where ``agenteval serve`` keeps its spool, under the working directory."""
 DEFAULT_MAX_BYTES = 1 << 30
 _FILE = "spool.sqlite3"
 _SCHEMA = (
@@ -82,9 +80,8 @@ class Spool:
         self._db.execute("PRAGMA synchronous=NORMAL")  # a killed process loses nothing committed
         for statement in _SCHEMA:
             self._db.execute(statement)
-        row = self._db.execute("SELECT COUNT(DISTINCT trace_id), COALESCE(SUM(LENGTH(payload)), 0) FROM batches").fetchone()
         self._traces: set[str] = {t for (t,) in self._db.execute("SELECT DISTINCT trace_id FROM batches")}
-        self._bytes = int(row[1])
+        self._bytes = int(self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM batches").fetchone()[0])
         self._written = 0
         self._replayed = 0
         self._unreadable = 0
@@ -148,14 +145,19 @@ class Spool:
             if self._closed or not ids:
                 return
             self._db.execute("BEGIN")
-            freed = 0
+            freed, touched = 0, set()
             for (row_id,) in ids:
-                row = self._db.execute("SELECT LENGTH(payload) FROM batches WHERE id = ?", (row_id,)).fetchone()
-                freed += int(row[0]) if row else 0
+                row = self._db.execute("SELECT trace_id, LENGTH(payload) FROM batches WHERE id = ?",
+                                       (row_id,)).fetchone()
+                if row is not None:
+                    touched.add(row[0])
+                    freed += int(row[1])
             self._db.executemany("DELETE FROM batches WHERE id = ?", ids)
             self._db.execute("COMMIT")
             self._bytes -= freed
-            self._traces = {t for (t,) in self._db.execute("SELECT DISTINCT trace_id FROM batches")}
+            for trace_id in touched:  # a trace whose only rows these were is no longer held
+                if self._db.execute("SELECT 1 FROM batches WHERE trace_id = ? LIMIT 1", (trace_id,)).fetchone() is None:
+                    self._traces.discard(trace_id)
 
     def done(self, trace_id: str) -> None:
         """Delete every row of ``trace_id``: its verdicts are exported, or it needs none."""

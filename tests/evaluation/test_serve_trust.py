@@ -306,3 +306,20 @@ def test_verdicts_that_cannot_be_exported_are_counted_and_kept_for_the_next_star
     assert restarted.stop(5.0)
     assert list(_judged(target).values()) == [1]
     assert restarted.health["spool"]["pending_traces"] == 0
+
+
+def test_a_refused_batch_leaves_the_spool_as_it_was(tmp_path: Path) -> None:
+    """Rows written for a batch the evaluator then refused are taken back: a trace held only by
+    them is no longer held, one with earlier rows still is, and the bytes are given back."""
+    from agenteval_otel.evaluation import Spool
+
+    spool = Spool(tmp_path / "spool")
+    first, second = _trace(0), _trace(1)
+    assert spool.add_spans(first[:1]) is not None
+    held = spool.counters.pending_bytes
+    rows = spool.add_spans([*first[1:], *second])
+    assert rows is not None and spool.pending_traces == 2
+    spool.discard(rows)
+    assert spool.pending_traces == 1 and spool.counters.pending_bytes == held
+    assert [(trace_id, len(spans)) for trace_id, spans, _ in spool.replay()] == [(first[0].trace_id, 1)]
+    spool.close()
