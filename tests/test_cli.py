@@ -167,7 +167,8 @@ def test_an_eval_set_file_without_ids_resumes_its_own_run(tmp_path: Path, monkey
     (tmp_path / "weather.evalset.json").write_text(json.dumps({"eval_cases": [
         {"conversation": [{"user_content": f"Weather in {city}?", "expected_final_response": "Sunny."}]}
         for city in ("Paris", "Tokyo")]}))
-    run = ["run", "weather.evalset.json", "--agent", "agent.py:agent", "--quiet"]
+    # one case at a time, so the agent's calls are written in the cases' order
+    run = ["run", "weather.evalset.json", "--agent", "agent.py:agent", "--concurrency", "1", "--quiet"]
     assert main(run) == 0
     assert (tmp_path / ".agenteval" / "weather.run.jsonl").exists()
     assert main([*run[:-1], "--resume"]) == 0
