@@ -8,18 +8,18 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval_otel.cli._args import duration, positive_float, positive_int
+from agenteval_otel.cli._args import positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.cli._inputs import criteria_config, load_eval_set
+from agenteval_otel.cli._sources import add_source_options, source_id, trace_source
 from agenteval_otel.errors import ConfigError, mask_url
 
 if TYPE_CHECKING:
     from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evalsets import EvalSet
-    from agenteval_otel.evaluation import LiveRunner, TraceSource
+    from agenteval_otel.evaluation import LiveRunner
     from agenteval_otel.reports import ReportFile
     from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
 
@@ -62,9 +62,9 @@ def evaluate_traces(args: argparse.Namespace) -> int:
 
     eval_set = load_eval_set(args.evalset)
     config = criteria_config(args, eval_set)
-    source = _trace_source(args)
+    source = trace_source(args)
     files = _report_files(args)
-    run_id = eval_set.eval_set_id if eval_set is not None else _traces_id(args)
+    run_id = eval_set.eval_set_id if eval_set is not None else source_id(args)
     # invocations matched to no case are scored too when the config has reference-free criteria
     total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
     with (_result_export(args, run_id) as exports,
@@ -75,29 +75,6 @@ def evaluate_traces(args: argparse.Namespace) -> int:
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
-
-
-def _trace_source(args: argparse.Namespace) -> TraceSource:
-    """Trace files (with their log files) or a Jaeger query, as the arguments name them."""
-    from agenteval_otel.evaluation import JaegerSource, TraceFileSource
-
-    if args.jaeger and args.traces:
-        raise ConfigError("give either --traces FILE... or --jaeger URL, not both")
-    if args.traces:
-        return TraceFileSource(args.traces, args.logs or ())
-    if not args.jaeger:
-        raise ConfigError("give trace files with --traces FILE... or a Jaeger query with --jaeger URL --service NAME")
-    if not args.service:
-        raise ConfigError("--jaeger needs --service NAME")
-    if args.logs:
-        raise ConfigError("--logs goes with --traces: Jaeger's query API returns spans, not log records")
-    from agenteval_otel.traces.jaeger_client import JaegerClient
-
-    try:
-        client = JaegerClient(args.jaeger)
-    except ValueError as exc:  # its message shows the URL with credentials masked
-        raise ConfigError(f"--jaeger: {exc}") from None
-    return JaegerSource(client, args.service, lookback=args.lookback, limit=args.limit)
 
 
 def _report_files(args: argparse.Namespace) -> list[ReportFile]:
@@ -185,16 +162,6 @@ def _selected_or_error(runner: LiveRunner, eval_set: EvalSet, args: argparse.Nam
     return total
 
 
-def _traces_id(args: argparse.Namespace) -> str:
-    """What a report without an eval set is named: the trace file's name (without its
-    extensions), ``jaeger-SERVICE``, or ``traces`` for several files."""
-    if args.jaeger:
-        return f"jaeger-{args.service}"
-    if args.traces and len(args.traces) == 1:
-        return Path(args.traces[0]).name.split(".")[0] or "traces"
-    return "traces"
-
-
 def add_commands(commands: Any) -> None:
     """``run`` and ``eval``."""
     live = commands.add_parser("run", help="run an agent over an eval set and score it")
@@ -216,16 +183,7 @@ def add_commands(commands: Any) -> None:
     offline.add_argument("evalset", nargs="?",
                          help="an .evalset.json file (ours or Google ADK's); without one, every "
                               "invocation is scored with the reference-free criteria of --config")
-    offline.add_argument("--traces", nargs="+", metavar="FILE",
-                         help="trace files: OTLP/JSON (lines), OTLP protobuf or Jaeger JSON")
-    offline.add_argument("--logs", nargs="+", metavar="FILE",
-                         help="OTLP/JSON log files whose records carry the spans' content")
-    offline.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
-    offline.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
-    offline.add_argument("--lookback", type=duration, default="1h",
-                         help="with --jaeger: how far back, e.g. 30m, 1h, 2d (1h)")
-    offline.add_argument("--limit", type=positive_int, default=1000, metavar="N",
-                         help="with --jaeger: at most this many traces (1000)")
+    add_source_options(offline)
     offline.add_argument("--all-runs", action="store_true",
                          help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
                               "default: the latest run of each case, older ones set aside")

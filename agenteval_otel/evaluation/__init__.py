@@ -92,8 +92,6 @@ __all__ = [
 _MODULES = {
     "_live": ("LiveRunner", "aevaluate", "evaluate"),
     "_offline": ("CaseRuns", "RunChoice", "aevaluate_traces", "evaluate_traces", "iter_matches"),
-    "_sources": ("JaegerSource", "SpanSource", "TraceFileSource", "TraceSource", "TraceSourceLike",
-                 "TrajectorySource", "trace_source"),
     "_worker": ("DEFAULT_GRPC_PORT", "DEFAULT_HTTP_PORT", "EvaluationWorker"),
     "_online": ("OnlineCounters", "OnlineEvaluator", "default_memory_budget", "trace_sampled"),
     "_spool": ("Spool", "SpoolCounters"),
@@ -115,6 +113,8 @@ _MOVED = {
                                 "MessageContent", "SessionInput", "ToolCall"),
     "agenteval_otel.criteria": ("ArgMatch", "ArgRule", "CriterionConfig", "CriterionContext", "EvalConfig",
                                 "MatchType", "Rubric", "Score", "UserSimulatorConfig", "criterion"),
+    "agenteval_otel.traces.sources": ("JaegerSource", "SpanSource", "TraceFileSource", "TraceSource",
+                                      "TraceSourceLike", "TrajectorySource", "trace_source"),
     "agenteval_otel.results": ("CallbackSink", "CriterionResult", "CriterionStats", "EvalCaseResult", "EvalReport",
                                "EvalSummary", "EvaluationSink", "EvidenceRow", "InvocationResult", "SinkGroup",
                                "TraceExport"),
@@ -178,15 +178,6 @@ if TYPE_CHECKING:
         invocation_key,
         score_case,
     )
-    from agenteval_otel.evaluation._sources import (
-        JaegerSource,
-        SpanSource,
-        TraceFileSource,
-        TraceSource,
-        TraceSourceLike,
-        TrajectorySource,
-        trace_source,
-    )
     from agenteval_otel.evaluation._spool import Spool, SpoolCounters
     from agenteval_otel.evaluation._sync import run_sync
     from agenteval_otel.evaluation._turns import (
@@ -200,6 +191,15 @@ if TYPE_CHECKING:
         turns_for,
     )
     from agenteval_otel.evaluation._worker import DEFAULT_GRPC_PORT, DEFAULT_HTTP_PORT, EvaluationWorker
+    from agenteval_otel.traces.sources import (
+        JaegerSource,
+        SpanSource,
+        TraceFileSource,
+        TraceSource,
+        TraceSourceLike,
+        TrajectorySource,
+        trace_source,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,6 @@
 """Offline evaluation: score eval cases against runs recorded earlier, from a ``TraceSource``
 (trace files, spans, a Jaeger query, or trajectories you already have; see
-:mod:`~agenteval_otel.evaluation._sources`).
+:mod:`~agenteval_otel.traces.sources`).
 
 The source is streamed: trace files are read span by span and assembled trace by trace, each
 run is matched to its case as it arrives and scored once it is complete (a multi-turn
@@ -44,7 +44,6 @@ from agenteval_otel.evaluation._scoring import (
     error_result,
     invocation_key,
 )
-from agenteval_otel.evaluation._sources import PathLike, TraceSourceLike, trace_source
 from agenteval_otel.evaluation._sync import run_sync
 from agenteval_otel.results import (
     CaseResults,
@@ -56,6 +55,7 @@ from agenteval_otel.results import (
     SinkGroup,
     SummaryTally,
 )
+from agenteval_otel.traces.sources import PathLike, TraceSourceLike, trace_source
 from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -644,8 +644,8 @@ def evaluate_traces(
     invocation recorded with the config's reference-free criteria (policies such as
     ``max_tool_calls``).
 
-    ``source`` is a :class:`~agenteval_otel.evaluation.TraceSource` (trace files, spans,
-    trajectories, a Jaeger query, or your own), or what :func:`~agenteval_otel.evaluation.trace_source`
+    ``source`` is a :class:`~agenteval_otel.traces.TraceSource` (trace files, spans,
+    trajectories, a Jaeger query, or your own), or what :func:`~agenteval_otel.traces.trace_source`
     turns into one: a trace file path (OTLP/JSON, OTLP JSON lines, OTLP protobuf, Jaeger JSON), a
     list of them, or ``Trajectory`` or ``SpanRecord`` objects. When the traces hold several runs of a case (every
     ``agenteval run`` appends to the same file), ``runs="latest"`` scores the most recent one

@@ -1,5 +1,6 @@
 """Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files or Jaeger's query API
-(``JaegerClient``, over a swappable ``Transport``). The OTLP receiver,
+(``JaegerClient``, over a swappable ``Transport``); the sources an offline run reads
+(``TraceSource``: files, spans, trajectories, a Jaeger query, or your own). The OTLP receiver,
 ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
 uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
 ``agenteval_otel.tracing.OtlpJsonFileExporter``."""
@@ -16,21 +17,39 @@ from agenteval_otel.traces.jaeger_client import (
 from agenteval_otel.traces.jaeger_json import read_jaeger_json
 from agenteval_otel.traces.otlp_json import read_otlp_json
 from agenteval_otel.traces.otlp_proto import read_otlp_proto
+from agenteval_otel.traces.sources import (
+    JaegerSource,
+    ReadProgress,
+    SpanSource,
+    TraceFileSource,
+    TraceSource,
+    TraceSourceLike,
+    TrajectorySource,
+    trace_source,
+)
 from agenteval_otel.traces.trace_file import SkippedLine, TraceFile
 
 __all__ = [
     "HttpRequest",
     "HttpResponse",
     "JaegerClient",
+    "JaegerSource",
     "MockTransport",
+    "ReadProgress",
     "SkippedLine",
+    "SpanSource",
     "TraceFile",
+    "TraceFileSource",
+    "TraceSource",
+    "TraceSourceLike",
     "TrajectoryFiles",
     "Transport",
+    "TrajectorySource",
     "UrllibTransport",
     "read_jaeger_json",
     "read_otlp_json",
     "read_otlp_proto",
     "read_spans",
     "read_trajectories",
+    "trace_source",
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JaegerSource",
+    "ReadProgress",
     "SpanSource",
     "TraceFileSource",
     "TraceSource",
@@ -56,9 +58,42 @@ PathLike = Union[str, "os.PathLike[str]"]
 _T = TypeVar("_T")
 
 
+@dataclass(slots=True)
+class ReadProgress:
+    """How far a source has been read: ``done`` of ``total`` ``unit`` (``"bytes"`` of trace
+    files, ``"traces"`` a backend returned); ``total`` is ``None`` while the size is not known.
+
+    >>> progress = ReadProgress("traces", total=200)
+    >>> progress.done += 50
+    >>> progress.fraction
+    0.25
+    """
+
+    unit: str = "traces"
+    total: int | None = None
+    done: int = 0
+
+    @property
+    def fraction(self) -> float | None:
+        """The share read so far (``None`` while the total is not known)."""
+        if not self.total:
+            return None
+        return min(1.0, self.done / self.total)
+
+
 class TraceSource(ABC):
     """Where an offline run's traces come from: :meth:`trajectories` gives each invocation the
-    source holds. Subclass it for a source of your own (a trace store, a queue, ...)."""
+    source holds, and :attr:`progress` says how far it has read. Subclass it for a source of
+    your own (a trace store, a queue, ...)."""
+
+    @property
+    def progress(self) -> ReadProgress:
+        """How far :meth:`trajectories` has read: a source that learns the size of its work sets
+        ``total`` (and ``unit``) and advances ``done`` as it reads; the rest leave it unknown."""
+        found: ReadProgress | None = self.__dict__.get("_read_progress")
+        if found is None:
+            found = self.__dict__["_read_progress"] = ReadProgress()
+        return found
 
     @abstractmethod
     def trajectories(self, readers: Sequence[Reader] | None = None) -> Iterator[Trajectory]:

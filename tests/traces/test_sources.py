@@ -14,15 +14,19 @@ import pytest
 
 from agenteval_otel import CriterionConfig, EvalConfig, EvalSet, evaluate_traces
 from agenteval_otel.errors import ConfigError
-from agenteval_otel.evaluation import (
+from agenteval_otel.traces import (
+    HttpRequest,
+    HttpResponse,
+    JaegerClient,
     JaegerSource,
+    MockTransport,
     SpanSource,
     TraceFileSource,
     TraceSource,
     TrajectorySource,
+    read_spans,
     trace_source,
 )
-from agenteval_otel.traces import HttpRequest, HttpResponse, JaegerClient, MockTransport, read_spans
 from agenteval_otel.traces.files import read_logs
 from agenteval_otel.trajectory import SpanRecord, Trajectory, TrajectoryStep
 from agenteval_otel.trajectory.conventions import Reader

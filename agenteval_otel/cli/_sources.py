@@ -1,0 +1,75 @@
+"""Where ``agenteval eval`` reads its traces: the options naming a source, and the one
+``TraceSource`` they make (trace files, or a query of a trace backend)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agenteval_otel.cli._args import duration, positive_int
+from agenteval_otel.errors import ConfigError
+
+if TYPE_CHECKING:
+    from agenteval_otel.traces import TraceSource
+
+__all__ = ["add_source_options", "source_id", "trace_source"]
+
+_BACKENDS = ("jaeger",)
+"""The options that each name a trace backend to query (one at most, and not with --traces)."""
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """The options naming where the traces are: files, or one backend with its query."""
+    group = parser.add_argument_group("where the traces are (trace files, or one backend to query)")
+    group.add_argument("--traces", nargs="+", metavar="FILE",
+                       help="trace files: OTLP/JSON (lines), OTLP protobuf or Jaeger JSON")
+    group.add_argument("--logs", nargs="+", metavar="FILE",
+                       help="OTLP/JSON log files whose records carry the spans' content")
+    group.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
+    group.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
+    group.add_argument("--since", "--lookback", dest="since", type=duration, default="1h", metavar="AGE",
+                       help="with a backend: how far back to read, e.g. 30m, 24h, 2d (1h)")
+    group.add_argument("--limit", type=positive_int, default=1000, metavar="N",
+                       help="with a backend: at most this many traces (1000)")
+
+
+def trace_source(args: argparse.Namespace) -> TraceSource:
+    """The source the arguments name: trace files (with their log files), or one backend's query."""
+    asked = [f"--{name}" for name in _BACKENDS if getattr(args, name, None)]
+    if args.traces:
+        asked.insert(0, "--traces")
+    if len(asked) > 1:
+        raise ConfigError(f"give one place to read traces from, not {' and '.join(asked)}")
+    if not asked:
+        raise ConfigError("give trace files with --traces FILE... or a backend to query "
+                          "(--jaeger URL --service NAME)")
+    if args.logs and not args.traces:
+        raise ConfigError(f"--logs goes with --traces: {asked[0]} reads spans, not log records")
+    if args.traces:
+        from agenteval_otel.traces import TraceFileSource
+
+        return TraceFileSource(args.traces, args.logs or ())
+    return _jaeger(args)
+
+
+def source_id(args: argparse.Namespace) -> str:
+    """What a report without an eval set is named: the trace file's name (without its
+    extensions), ``jaeger-SERVICE``, or ``traces`` for several files."""
+    if args.jaeger:
+        return f"jaeger-{args.service}"
+    if args.traces and len(args.traces) == 1:
+        return Path(args.traces[0]).name.split(".")[0] or "traces"
+    return "traces"
+
+
+def _jaeger(args: argparse.Namespace) -> TraceSource:
+    if not args.service:
+        raise ConfigError("--jaeger needs --service NAME")
+    from agenteval_otel.traces import JaegerClient, JaegerSource
+
+    try:
+        client = JaegerClient(args.jaeger)
+    except ValueError as exc:  # its message shows the URL with credentials masked
+        raise ConfigError(f"--jaeger: {exc}") from None
+    return JaegerSource(client, args.service, lookback=args.since, limit=args.limit)
