@@ -144,6 +144,13 @@ class JudgeClient:
         self._lock = threading.Lock()
         self.usage = JudgeUsage()
         self.criterion: str | None = None
+        self._in_flight = [0]  # shared by every view of the client (see recording)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests to the endpoint under way now, over every view of this client (what a
+        progress bar shows next to the concurrency limit)."""
+        return self._in_flight[0]
 
     def recording(self, usage: JudgeUsage, criterion: str | None = None) -> JudgeClient:
         """A view of this client (same endpoint, cache and concurrency limit) that adds the cost
@@ -328,7 +335,11 @@ class JudgeClient:
             remaining = deadline.remaining()
             if remaining <= 0:
                 raise asyncio.TimeoutError
-            return await asyncio.wait_for(client.chat.completions.create(**params, timeout=remaining), remaining)
+            self._in_flight[0] += 1
+            try:
+                return await asyncio.wait_for(client.chat.completions.create(**params, timeout=remaining), remaining)
+            finally:
+                self._in_flight[0] -= 1
 
     def _read(self, response: Any) -> str:
         choices = getattr(response, "choices", None) or []
