@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_source_options", "source_id", "trace_source"]
 
-_BACKENDS = ("jaeger",)
+_BACKENDS = ("jaeger", "tempo")
 """The options that each name a trace backend to query (one at most, and not with --traces)."""
 
 
@@ -28,6 +28,11 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
                        help="OTLP/JSON log files whose records carry the spans' content")
     group.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
     group.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
+    group.add_argument("--tempo", metavar="URL",
+                       help="a Grafana Tempo, e.g. http://localhost:3200 (token from TEMPO_AUTH_TOKEN, "
+                            "tenant from TEMPO_TENANT, or user:password@ in the URL)")
+    group.add_argument("--query", metavar="TRACEQL",
+                       help="with --tempo: the TraceQL query finding the traces ({}: all)")
     group.add_argument("--since", "--lookback", dest="since", type=duration, default="1h", metavar="AGE",
                        help="with a backend: how far back to read, e.g. 30m, 24h, 2d (1h)")
     group.add_argument("--limit", type=positive_int, default=1000, metavar="N",
@@ -43,21 +48,25 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         raise ConfigError(f"give one place to read traces from, not {' and '.join(asked)}")
     if not asked:
         raise ConfigError("give trace files with --traces FILE... or a backend to query "
-                          "(--jaeger URL --service NAME)")
+                          "(--jaeger URL --service NAME, or --tempo URL)")
+    if args.query is not None and not args.tempo:
+        raise ConfigError("--query goes with --tempo: it is the TraceQL query Tempo searches with")
     if args.logs and not args.traces:
         raise ConfigError(f"--logs goes with --traces: {asked[0]} reads spans, not log records")
     if args.traces:
         from agenteval_otel.traces import TraceFileSource
 
         return TraceFileSource(args.traces, args.logs or ())
-    return _jaeger(args)
+    return _tempo(args) if args.tempo else _jaeger(args)
 
 
 def source_id(args: argparse.Namespace) -> str:
     """What a report without an eval set is named: the trace file's name (without its
-    extensions), ``jaeger-SERVICE``, or ``traces`` for several files."""
+    extensions), ``jaeger-SERVICE``, ``tempo``, or ``traces`` for several files."""
     if args.jaeger:
         return f"jaeger-{args.service}"
+    if args.tempo:
+        return "tempo"
     if args.traces and len(args.traces) == 1:
         return Path(args.traces[0]).name.split(".")[0] or "traces"
     return "traces"
@@ -73,3 +82,19 @@ def _jaeger(args: argparse.Namespace) -> TraceSource:
     except ValueError as exc:  # its message shows the URL with credentials masked
         raise ConfigError(f"--jaeger: {exc}") from None
     return JaegerSource(client, args.service, lookback=args.since, limit=args.limit)
+
+
+def _tempo(args: argparse.Namespace) -> TraceSource:
+    if args.service:
+        raise ConfigError("--service goes with --jaeger; with --tempo, say which traces in --query, "
+                          "e.g. '{ resource.service.name = \"NAME\" }'")
+    query = "{}" if args.query is None else args.query
+    if not query.strip():
+        raise ConfigError("--query: expected a TraceQL query such as '{ resource.service.name = \"NAME\" }', got ''")
+    from agenteval_otel.traces import TempoClient, TempoSource
+
+    try:
+        client = TempoClient(args.tempo)
+    except ValueError as exc:  # its message shows the URL with credentials masked
+        raise ConfigError(f"--tempo: {exc}") from None
+    return TempoSource(client, query, since=args.since, limit=args.limit)

@@ -1,8 +1,8 @@
-"""Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files or Jaeger's query API
-(``JaegerClient``, over a swappable ``Transport``); the sources an offline run reads
-(``TraceSource``: files, spans, trajectories, a Jaeger query, or your own). The OTLP receiver,
-``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
-uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
+"""Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files, Jaeger's query API
+(``JaegerClient``) or Grafana Tempo's (``TempoClient``), over a swappable ``Transport``; the
+sources an offline run reads (``TraceSource``: files, spans, trajectories, a Jaeger or Tempo
+query, or your own). The OTLP receiver, ``agenteval_otel.traces.receiver.OtlpReceiver``, is
+imported from its module (it loads grpc, and uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
 ``agenteval_otel.tracing.OtlpJsonFileExporter``."""
 
 from agenteval_otel.traces.files import TrajectoryFiles, read_spans, read_trajectories
@@ -27,6 +27,7 @@ from agenteval_otel.traces.sources import (
     TrajectorySource,
     trace_source,
 )
+from agenteval_otel.traces.tempo import TempoClient, TempoSource
 from agenteval_otel.traces.trace_file import SkippedLine, TraceFile
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "ReadProgress",
     "SkippedLine",
     "SpanSource",
+    "TempoClient",
+    "TempoSource",
     "TraceFile",
     "TraceFileSource",
     "TraceSource",
