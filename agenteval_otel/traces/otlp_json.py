@@ -417,10 +417,10 @@ def iter_records(
     trace_ids: dict[str, str] = {}
     span_ids: dict[str, str] = {}
     fast_read = fast_failed = 0
-    groups_key = _resource_spans_key(doc)
-    groups = list_at(doc.get(groups_key), f"{prefix}{groups_key}")
+    resource_key = _resource_spans_key(doc)
+    groups = list_at(doc.get(resource_key), f"{prefix}{resource_key}")
     for r_index, group in enumerate(groups):
-        r_path = f"{prefix}{groups_key}[{r_index}]"
+        r_path = f"{prefix}{resource_key}[{r_index}]"
         group = item_at(group, r_path)
         resource = _resource(group, r_path)
         scope_groups, groups_key, scope_key = _get(group, "scopeSpans", "scope_spans"), "scopeSpans", "scope"
