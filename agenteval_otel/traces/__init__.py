@@ -1,6 +1,7 @@
-"""Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files or Jaeger's query API
-(``JaegerClient``, over a swappable ``Transport``); the sources an offline run reads
-(``TraceSource``: files, spans, trajectories, a Jaeger query, or your own). The OTLP receiver,
+"""Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files, Jaeger's query API
+(``JaegerClient``, over a swappable ``Transport``) or Phoenix's REST API (``PhoenixClient``); the
+sources an offline run reads (``TraceSource``: files, spans, trajectories, a Jaeger query, a
+Phoenix project, or your own). The OTLP receiver,
 ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
 uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
 ``agenteval_otel.tracing.OtlpJsonFileExporter``."""
@@ -17,6 +18,7 @@ from agenteval_otel.traces.jaeger_client import (
 from agenteval_otel.traces.jaeger_json import read_jaeger_json
 from agenteval_otel.traces.otlp_json import read_otlp_json
 from agenteval_otel.traces.otlp_proto import read_otlp_proto
+from agenteval_otel.traces.phoenix import PhoenixClient, PhoenixSource
 from agenteval_otel.traces.sources import (
     JaegerSource,
     ReadProgress,
@@ -35,6 +37,8 @@ __all__ = [
     "JaegerClient",
     "JaegerSource",
     "MockTransport",
+    "PhoenixClient",
+    "PhoenixSource",
     "ReadProgress",
     "SkippedLine",
     "SpanSource",
