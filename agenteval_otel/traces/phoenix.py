@@ -156,9 +156,18 @@ class PhoenixClient:
             if cursor is None or not page:
                 return records
 
-    def traces(self, project: str, **query: Any) -> Iterator[list[SpanRecord]]:
+    def traces(
+        self,
+        project: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        filter: str | None = None,
+        limit: int | None = None,
+        per_page: int = 100,
+    ) -> Iterator[list[SpanRecord]]:
         """The spans of each page of traces that :meth:`trace_ids` finds (same arguments)."""
-        for trace_ids in self.trace_ids(project, **query):
+        for trace_ids in self.trace_ids(project, start=start, end=end, filter=filter, limit=limit, per_page=per_page):
             yield self.spans(project, trace_ids)
 
     def _shown(self, project: str, what: str) -> str:
@@ -243,8 +252,8 @@ def _text_field(item: Any, key: str, shown: str) -> str:
 def _detail(response: HttpResponse) -> str:
     """Phoenix's ``detail`` (FastAPI's error body), else the body's text, else the reason."""
     try:
-        doc = json.loads(response.body)
-    except ValueError:
+        doc = orjson.loads(response.body)
+    except orjson.JSONDecodeError:
         doc = None
     detail = doc.get("detail") if isinstance(doc, Mapping) else None
     if detail is None:
@@ -265,7 +274,7 @@ class PhoenixSource(TraceSource):
         project: the project's name or id.
         filter: a Phoenix trace filter expression (``"error_count > 0"``), as in its UI.
         start: read traces that started at or after this moment ...
-        end: ... and before this one (default: now).
+        end: ... and before this one (default: no bound).
         since: with no ``start``: how far back from now to read.
         limit: at most this many traces, newest first (``None``: all).
         traces_per_page: traces read per page (the spans of one page are held at once).
