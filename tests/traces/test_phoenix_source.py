@@ -234,6 +234,9 @@ def test_errors_are_one_line_exit_2_and_never_show_the_key(
         assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
         if key:
             assert key not in captured.err + captured.out and key[-12:] not in captured.err
+    assert main(["eval", EVALSET, "--phoenix", down.replace("//", "//admin:s3cret@"), "--project", PROJECT]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agenteval: error: {down.replace('//', '//admin:***@')}/v1/") and "s3cret" not in err
 
 
 @pytest.mark.parametrize(("args", "said"), [
