@@ -1,28 +1,32 @@
-"""Batch evaluation on Ray Data (``agenteval eval --engine ray``): an offline run over an archive
-too big for one machine, on a Ray cluster, with the report a local run gives.
+"""Batch evaluation on Ray (``agenteval eval --engine ray``): an offline run over an archive too
+big for one machine, on a Ray cluster, with the report a local run gives.
 
-One Ray Data job::
+One job of Ray tasks::
 
     shards of the source (a task per file, or per byte range of an OTLP JSON-lines file)
-      │ spans, keyed by a stable hash of their trace id
-      ▼ groupby: each bucket assembles its traces whole (spans that straddle shards meet here)
+      │ spans, in buckets by a stable hash of their trace id
+      ▼ a task per bucket assembles its traces whole (spans that straddle shards meet here)
     trajectories, keyed by conversation id (else invocation key)
-      ▼ groupby: partitions (a conversation's turns together; with an eval set, the runs of a
-      │ case together, so that its latest run is decided over all of them)
-    each partition scored by aevaluate_traces: the same Scorer, its own judge client and limit
-      ▼
+      ▼ partitions: a conversation's turns together; with an eval set, the runs of the cases that
+      │ may share a run together, so that a case's latest run is decided over all of them
+    a task per partition scores it with aevaluate_traces: the same Scorer, its own judge client
+      ▼ and concurrency limit (judge settings from the workers' environment)
     results merged on the driver through the caller's sinks into one EvalReport
 
-Other sources (spans, trajectories, a backend's query) are streamed by the driver, which ships
-their trajectories in batches. Each partition writes its run file, ``part-K.jsonl`` under
-``run_dir``, and a ``part-K.done.json`` when it is finished; ``manifest.json`` holds the
-partition count and a fingerprint of the input, so a job that failed or was interrupted resumes
-(``resume=True``): finished partitions are not run again, a partial one resumes from its run file.
+The shuffles are Ray tasks with several returns (the objects stay in Ray's object store): Ray
+Data's ``groupby(...).map_groups(...)`` did the same work two to five times slower here (see
+``bench/ray_engine.py``). Other sources (spans, trajectories, a backend's query) are streamed by
+the driver, which ships their trajectories in batches.
+
+Each partition writes its run file, ``part-K.jsonl`` under ``run_dir``, and ``part-K.done.json``
+once finished; ``manifest.json`` holds the partition count and a fingerprint of the input, eval
+set and config, so a job that failed or was interrupted resumes (``resume=True``): finished
+partitions are not run again, a partial one resumes from its run file.
 
 Inside a partition the runs are offered in time order (start time, then trace and span id), so
-the choice of a case's latest run, and of which case takes a run when several cases share a
-first user message, is the local run's whenever the source is in time order. ``ray`` is imported
-only here, when this engine is used.
+the choice of a case's latest run, and of the case a run takes when several share a first user
+message, is the local run's whenever the source is in time order. ``ray`` is imported only
+here, when this engine is used.
 """
 
 from __future__ import annotations

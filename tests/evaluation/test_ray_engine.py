@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agenteval_otel import EvalCase, EvalConfig, EvalSet, EvalSetBuilder, evaluate_traces
+from agenteval_otel.cli import main
 from agenteval_otel.criteria import load_criteria_module
 from agenteval_otel.evaluation import evaluate_traces_on_ray, invocation_key
 from agenteval_otel.results import CallbackSink, EvalCaseResult, EvalReport
@@ -197,3 +198,20 @@ def test_a_job_whose_worker_died_resumes_where_it_stopped(weather_runs: Path, tm
     _assert_same(resumed, local, None, files)
     manifest = json.loads((job / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["partitions"] == partitions
+
+
+def test_the_command_line_runs_and_resumes_the_job(weather_runs: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(p) for p in _files(weather_runs)]
+    config = str(REPO_ROOT / "examples" / "production_policies.json")
+    command = ["eval", "--traces", *files, "--config", config, "--engine", "ray", "--partitions", "2",
+               "--run-file", str(tmp_path / "weather.jsonl"), "--quiet"]
+    assert main([*command, "--report", str(tmp_path / "first.json")]) == 1  # the failing tool fails its run
+    first = json.loads((tmp_path / "first.json").read_text(encoding="utf-8"))
+    assert first["summary"]["total_cases"] == 7 and first["summary"]["failed_cases"] == 1
+    assert json.loads((tmp_path / "weather.ray" / "manifest.json").read_text(encoding="utf-8"))["partitions"] == 2
+    assert main([*command, "--report", str(tmp_path / "again.json"), "--resume"]) == 1  # every partition finished
+    again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert [r["eval_id"] for r in again["results"]] == [r["eval_id"] for r in first["results"]]
+    assert main(["eval", "--traces", *files, "--config", config, "--partitions", "2"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--partitions goes with --engine ray")
