@@ -102,3 +102,14 @@ def test_serve_with_a_grpc_port_names_the_extra(tmp_path: Path) -> None:
     ), tmp_path)
     assert done.returncode == 2, done.stderr
     assert GRPC_HINT in done.stderr
+
+
+def test_the_ray_engine_without_the_extra_names_it(tmp_path: Path) -> None:
+    """Before anything is read: the command exits 2 with the install command."""
+    done = _without(("ray",), (
+        "from agenteval_otel.cli import main\n"
+        f"sys.exit(main(['eval', '--traces', 'spans.jsonl', '--config', "
+        f"{str(REPO_ROOT / 'examples' / 'production_policies.json')!r}, '--engine', 'ray', '--quiet']))\n"
+    ), tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == "agenteval: error: the Ray engine needs the 'ray' extra: pip install 'agenteval-otel[ray]'"

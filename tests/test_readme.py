@@ -35,7 +35,8 @@ SKIPPED_COMMANDS = {
         "installs the test extra and the instrumentors: the tests are already running",
     "pytest": "runs this very suite",
 }
-NOT_RUN_BLOCKS = 5  # the three usage synopses, the judge endpoints, and a worker that serves until stopped
+NOT_RUN_BLOCKS = 7  # the three usage synopses, the judge endpoints, a worker that serves until stopped,
+# and the two blocks of a batch run on Ray (an install, a cluster over an archive)
 
 # A stand-in for the reader's own agent: it answers the README's eval set, through traced steps.
 AGENTS_MODULE = '''"""The weather agent the README's examples evaluate (a scripted stand-in)."""

@@ -8,6 +8,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agenteval_otel.cli._args import positive_float, positive_int
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from agenteval_otel.evaluation import LiveRunner
     from agenteval_otel.reports import ReportFile, WorkRead
     from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
+    from agenteval_otel.traces import TraceSource
 
 __all__ = ["add_commands"]
 
@@ -67,6 +69,10 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     run_id = eval_set.eval_set_id if eval_set is not None else source_id(args)
     # invocations matched to no case are scored too when the config has reference-free criteria
     total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
+    if args.engine != "ray" and (args.address or args.partitions):
+        raise ConfigError(f"{'--address' if args.address else '--partitions'} goes with --engine ray")
+    if args.engine == "ray":
+        return _evaluate_on_ray(args, eval_set, config, source, run_id, total, files)
     judge = default_judge()
     status = (lambda: f"judge calls in flight: {judge.in_flight}/{judge.settings.concurrency}") if judge else None
     with (_result_export(args, run_id) as exports,
@@ -78,6 +84,29 @@ def evaluate_traces(args: argparse.Namespace) -> int:
                                            judge=judge,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
+    return _finish(report, args, files)
+
+
+def _evaluate_on_ray(args: argparse.Namespace, eval_set: EvalSet | None, config: EvalConfig, source: TraceSource,
+                     run_id: str, total: int | None, files: Sequence[ReportFile]) -> int:
+    """``agenteval eval --engine ray``: the job's run files in the run file's ``.ray`` folder."""
+    from agenteval_otel.evaluation import evaluate_traces_on_ray
+    from agenteval_otel.reports import progress_sink
+    from agenteval_otel.results import default_run_file
+
+    run_dir = Path(args.run_file or default_run_file(run_id, "eval")).with_suffix(".ray")
+    with (_result_export(args, run_id) as exports,
+          progress_sink("eval", total, 0, quiet=args.quiet) as progress):
+        try:
+            report = evaluate_traces_on_ray(
+                eval_set, source, config, address=args.address, partitions=args.partitions, run_dir=run_dir,
+                sinks=[progress, *files, *exports], resume=args.resume, criterion_timeout_s=args.timeout,
+                runs="all" if args.all_runs else "latest", source_id=run_id,
+                keep_trajectories=True if args.keep_trajectories else None,
+                criteria_modules=args.criteria_module or ())
+        except RuntimeError as exc:  # a task that failed stopped the job: one line, and how to resume
+            print(f"agenteval: error: {exc}".replace("resume=True (--resume)", "--resume"), file=sys.stderr)
+            return EXIT_FAILED
     return _finish(report, args, files)
 
 
@@ -197,6 +226,14 @@ def add_commands(commands: Any) -> None:
     offline.add_argument("--concurrency", type=positive_int, metavar="N",
                          help="cases (or invocations) scored at once (default: twice the judge's "
                               "concurrency limit, AGENTEVAL_JUDGE_CONCURRENCY, and at least 16)")
+    offline.add_argument("--engine", choices=("local", "ray"), default="local",
+                         help="where to score: this process (local), or a Ray cluster's tasks (ray: the "
+                              "'ray' extra; run files in the run file's .ray folder, resumed with --resume)")
+    offline.add_argument("--address", metavar="ADDRESS",
+                         help="with --engine ray: the cluster, ray://HOST:10001 or auto (default: "
+                              "RAY_ADDRESS, else a local cluster for the run)")
+    offline.add_argument("--partitions", type=positive_int, metavar="N",
+                         help="with --engine ray: how many scoring tasks (default: twice the cluster's CPUs)")
     offline.add_argument("--keep-trajectories", action="store_true",
                          help="hold every case's actual trajectory in memory until the end (default: "
                               "only the first failed or errored cases'; report files get them all)")

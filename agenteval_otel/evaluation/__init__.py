@@ -5,6 +5,8 @@
 - **offline** (``agenteval eval``): ``evaluate_traces`` / ``aevaluate_traces`` score runs recorded
   earlier, with or without an eval set, read from a ``TraceSource`` (``TraceFileSource``,
   ``SpanSource``, ``TrajectorySource``, ``JaegerSource``, or your own);
+- **batch** (``agenteval eval --engine ray``): ``evaluate_traces_on_ray``, the same offline run
+  read, assembled and scored in parallel tasks on a Ray cluster (the ``ray`` extra);
 - **online** (``agenteval serve``): ``OnlineEvaluator``, a span processor scoring live traces in
   the background, and ``EvaluationWorker``, the OTLP receiver that runs it behind the Collector.
 
@@ -33,6 +35,8 @@ __all__ = [
     "aevaluate_traces",
     "evaluate_traces",
     "iter_matches",
+    # batch runs on a Ray cluster
+    "evaluate_traces_on_ray",
     # where an offline run's traces come from
     "JaegerSource",
     "SpanSource",
@@ -92,6 +96,7 @@ __all__ = [
 _MODULES = {
     "_live": ("LiveRunner", "aevaluate", "evaluate"),
     "_offline": ("CaseRuns", "RunChoice", "aevaluate_traces", "evaluate_traces", "iter_matches"),
+    "_ray": ("evaluate_traces_on_ray",),
     "_worker": ("DEFAULT_GRPC_PORT", "DEFAULT_HTTP_PORT", "EvaluationWorker"),
     "_online": ("OnlineCounters", "OnlineEvaluator", "default_memory_budget", "trace_sampled"),
     "_spool": ("Spool", "SpoolCounters"),
@@ -170,6 +175,7 @@ if TYPE_CHECKING:
         default_memory_budget,
         trace_sampled,
     )
+    from agenteval_otel.evaluation._ray import evaluate_traces_on_ray
     from agenteval_otel.evaluation._scoring import (
         Scorer,
         aggregate_runs,

@@ -1,0 +1,609 @@
+"""Batch evaluation on Ray (``agenteval eval --engine ray``): an offline run over an archive too
+big for one machine, on a Ray cluster, with the report a local run gives.
+
+One job of Ray tasks::
+
+    shards of the source (a task per file, or per byte range of an OTLP JSON-lines file)
+      │ spans, in buckets by a stable hash of their trace id
+      ▼ a task per bucket assembles its traces whole (spans that straddle shards meet here)
+    trajectories, keyed by conversation id (else invocation key)
+      ▼ partitions: a conversation's turns together; with an eval set, the runs of the cases that
+      │ may share a run together, so that a case's latest run is decided over all of them
+    a task per partition scores it with aevaluate_traces: the same Scorer, its own judge client
+      ▼ and concurrency limit (judge settings from the workers' environment)
+    results merged on the driver through the caller's sinks into one EvalReport
+
+The shuffles are Ray tasks with several returns (the objects stay in Ray's object store): Ray
+Data's ``groupby(...).map_groups(...)`` did the same work two to five times slower here (see
+``bench/ray_engine.py``). Other sources (spans, trajectories, a backend's query) are streamed by
+the driver, which ships their trajectories in batches.
+
+Each partition writes its run file, ``part-K.jsonl`` under ``run_dir``, and ``part-K.done.json``
+once finished; ``manifest.json`` holds the partition count and a fingerprint of the input, eval
+set and config, so a job that failed or was interrupted resumes (``resume=True``): finished
+partitions are not run again, a partial one resumes from its run file.
+
+Inside a partition the runs are offered in time order (start time, then trace and span id), so
+the choice of a case's latest run, and of the case a run takes when several share a first user
+message, is the local run's whenever the source is in time order. ``ray`` is imported only
+here, when this engine is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agenteval_otel.criteria import EvalConfig, load_criteria_module
+from agenteval_otel.errors import ConfigError
+from agenteval_otel.evalsets import EvalSet
+from agenteval_otel.evaluation._offline import (
+    RunChoice,
+    _config_for,
+    _Index,
+    _Results,
+    aevaluate_traces,
+)
+from agenteval_otel.evaluation._scoring import DEFAULT_CRITERION_TIMEOUT_S, invocation_key
+from agenteval_otel.evaluation._sync import run_sync
+from agenteval_otel.results import (
+    CallbackSink,
+    EvalCaseResult,
+    EvalReport,
+    EvaluationSink,
+    RunFile,
+    SinkGroup,
+)
+from agenteval_otel.traces import TraceFileSource, TrajectorySource, read_spans
+from agenteval_otel.traces.files import is_logs_file, read_logs
+from agenteval_otel.traces.otlp_json import OTLP_JSON, records_from_request
+from agenteval_otel.traces.sources import PathLike, TraceSourceLike, trace_source
+from agenteval_otel.trajectory.assemble import trajectories_from_trace
+from agenteval_otel.trajectory.conventions import Reader
+from agenteval_otel.trajectory.logs import attach_logs
+from agenteval_otel.trajectory.spans import SpanRecord
+from agenteval_otel.trajectory.trajectory import Trajectory
+
+__all__ = ["RAY_HINT", "evaluate_traces_on_ray"]
+
+_log = logging.getLogger(__name__)
+_log.addHandler(logging.NullHandler())
+
+RAY_HINT = "the Ray engine needs the 'ray' extra: pip install 'agenteval-otel[ray]'"
+SHARD_BYTES = 64 * 1024 * 1024
+"""The largest byte range of an OTLP JSON-lines file one read task takes."""
+DRIVER_BATCH = 2_000
+"""Trajectories per batch when the driver streams a source that cannot be read in parallel."""
+_MANIFEST_FORMAT = 1
+_BOM = b"\xef\xbb\xbf"
+
+
+def stable_hash(key: str, buckets: int) -> int:
+    """``key``'s bucket of ``buckets``, the same in every process (Python's ``hash`` is not).
+
+    >>> stable_hash("weather-thread-1", 4) == stable_hash("weather-thread-1", 4)
+    True
+    """
+    return zlib.crc32(key.encode()) % buckets
+
+
+# --- reading: shards of trace files -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shard:
+    """One read task's share: a whole trace file (``end`` is ``None``), or the lines of an OTLP
+    JSON-lines file that start in ``[start, end)``."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+
+
+def _shards(paths: Iterable[PathLike], shard_bytes: int) -> list[_Shard]:
+    """The read tasks of trace files: OTLP JSON-lines files cut into byte ranges of at most
+    ``shard_bytes``, any other file whole (``TraceReadError`` naming a file that is no trace file)."""
+    found: list[_Shard] = []
+    for path in paths:
+        text = os.fspath(path)
+        size = os.path.getsize(text) if os.path.exists(text) else 0
+        if size > shard_bytes and read_spans(text).format == OTLP_JSON.lines_name:
+            found.extend(_Shard(text, start, min(start + shard_bytes, size)) for start in range(0, size, shard_bytes))
+        else:
+            read_spans(text)  # a missing, empty or unknown file fails here, on the driver, naming it
+            found.append(_Shard(text))
+    return found
+
+
+def _range_lines(shard: _Shard) -> Iterator[bytes]:
+    """The lines of ``shard``'s file that start inside its byte range."""
+    end = shard.end if shard.end is not None else 0
+    with open(shard.path, "rb") as handle:
+        if shard.start:
+            handle.seek(shard.start - 1)
+            if handle.read(1) != b"\n":
+                handle.readline()  # the line begun before the range belongs to the range before
+        while handle.tell() < end:
+            line = handle.readline()
+            if not line:
+                break
+            yield line.removeprefix(_BOM) if shard.start == 0 else line
+
+
+def _shard_spans(shard: _Shard) -> Iterator[SpanRecord]:
+    """The spans of one shard; a corrupt line of a range is skipped and counted in a warning."""
+    if shard.end is None:
+        yield from read_spans(shard.path)
+        return
+    skipped = 0
+    for line in _range_lines(shard):
+        if not line.strip():
+            continue
+        try:
+            records = records_from_request(orjson.loads(line))
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError):
+            records = None
+        if records is None:
+            skipped += 1
+            continue
+        yield from records
+    if skipped:
+        _log.warning("%s: %d line(s) between bytes %d and %d are not trace documents; skipped",
+                     shard.path, skipped, shard.start, shard.end)
+
+
+def _read_task(shard: _Shard, buckets: int, log_paths: Sequence[str]) -> Any:
+    """Ray task: the spans of ``shard``, one list per trace bucket."""
+    spans: Iterable[SpanRecord] = _shard_spans(shard)
+    if log_paths:
+        spans = attach_logs(spans, read_logs(log_paths))
+    by_bucket: tuple[list[SpanRecord], ...] = tuple([] for _ in range(buckets))
+    for span in spans:
+        by_bucket[stable_hash(span.trace_id, buckets)].append(span)
+    return _returns(by_bucket)
+
+
+# --- assembling: traces whole, keyed by conversation --------------------------------------------
+
+
+def _key(trajectory: Trajectory) -> str:
+    """What keeps turns together in one partition: the conversation id, else the invocation key."""
+    return trajectory.conversation_id or invocation_key(trajectory)
+
+
+def _candidates(index: _Index, turn: Trajectory) -> list[str]:
+    """The ids of the cases ``turn`` may start (by eval id, thread id or first user message)."""
+    if turn.eval_id is not None:
+        return [turn.eval_id] if turn.eval_id in index.by_eval_id else []
+    found = []
+    if turn.conversation_id is not None and turn.conversation_id in index.by_thread:
+        found.append(index.by_thread[turn.conversation_id].eval_id)
+    same_start = index.by_first_message.get(" ".join((turn.user_input or "").split()).casefold())
+    if same_start is not None:
+        found.extend(case.eval_id for case in (same_start if isinstance(same_start, list) else [same_start]))
+    return found
+
+
+@dataclass(frozen=True)
+class _Routing:
+    """Where trajectories go: ``routes`` (a key touching an eval case → its case group's
+    partition), every other key by its stable hash."""
+
+    partitions: int
+    routes: Mapping[str, int] = field(default_factory=dict)
+
+    def partition(self, key: str) -> int:
+        found = self.routes.get(key)
+        return found if found is not None else stable_hash(key, self.partitions)
+
+
+_Touched = dict[str, list[str]]
+"""The keys whose trajectories may start an eval case, with the ids of those cases."""
+
+
+def _by_partition(trajectories: Iterable[Trajectory], routing: _Routing,
+                  index: _Index | None) -> tuple[Any, ...]:
+    """``trajectories`` in one list per partition, and (last) the keys that touch an eval case."""
+    parts: tuple[list[Trajectory], ...] = tuple([] for _ in range(routing.partitions))
+    touched: _Touched = {}
+    for trajectory in trajectories:
+        key = _key(trajectory)
+        if index is not None and (cases := _candidates(index, trajectory)):
+            touched.setdefault(key, []).extend(cases)
+        parts[routing.partition(key)].append(trajectory)
+    return (*parts, touched)
+
+
+def _assemble_task(readers: Sequence[Reader] | None, routing: _Routing, index: _Index | None,
+                   *shares: list[SpanRecord]) -> tuple[Any, ...]:
+    """Ray task: the traces of one bucket (its share of each shard, in shard order) assembled
+    whole, their trajectories by partition, and the keys that touch an eval case."""
+    traces: dict[str, list[SpanRecord]] = {}
+    for share in shares:
+        for span in share:
+            traces.setdefault(span.trace_id, []).append(span)
+    return _by_partition((t for spans in traces.values() for t in trajectories_from_trace(spans, readers=readers)),
+                         routing, index)
+
+
+def _split_task(routing: _Routing, index: _Index | None, batch: list[Trajectory]) -> tuple[Any, ...]:
+    """Ray task: trajectories the driver streamed from its source, by partition."""
+    return _by_partition(batch, routing, index)
+
+
+def _route_task(routing: _Routing, *shares: list[Trajectory]) -> Any:
+    """Ray task: trajectories moved to the partitions ``routing`` gives their keys."""
+    return _returns(_by_partition((t for share in shares for t in share), routing, None)[:-1])
+
+
+def _returns(values: tuple[Any, ...]) -> Any:
+    """A task's results as Ray takes them: the values, or the one value when there is one."""
+    return values if len(values) > 1 else values[0]
+
+
+# --- scoring: one partition -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every scoring task needs to score its partition as the local run would."""
+
+    eval_set: EvalSet | None
+    config: EvalConfig
+    cases_by_partition: Mapping[int, tuple[str, ...]]
+    run_dir: str
+    run_id: str
+    runs: RunChoice
+    criterion_timeout_s: float | None
+    keep_trajectories: bool | None
+    source_id: str
+    criteria_modules: tuple[str, ...]
+
+    def part_file(self, part: int) -> Path:
+        return Path(self.run_dir) / f"part-{part}.jsonl"
+
+    def done_file(self, part: int) -> Path:
+        return Path(self.run_dir) / f"part-{part}.done.json"
+
+    def sub_eval_set(self, part: int) -> EvalSet | None:
+        if self.eval_set is None:
+            return None
+        ids = set(self.cases_by_partition.get(part, ()))
+        return self.eval_set.model_copy(update={"eval_cases": [c for c in self.eval_set.eval_cases
+                                                               if c.eval_id in ids]})
+
+
+def _time_order(trajectory: Trajectory) -> tuple[int, str, str]:
+    return trajectory.start_ns or 0, trajectory.trace_id or "", trajectory.span_id or ""
+
+
+@dataclass(slots=True)
+class _PartResult:
+    """A partition's results as its report holds them, the ids scored in this job, the runs it
+    set aside as another eval set's, and the start time of each invocation scored without a case."""
+
+    results: list[EvalCaseResult]
+    new: set[str]
+    other_eval_set_runs: int
+    starts: dict[str, int]
+
+
+def _score_partition(job: _Job, part: int, trajectories: list[Trajectory]) -> _PartResult:
+    """Score one partition with the offline run, resuming from its run file; mark it finished."""
+    for module in job.criteria_modules:
+        load_criteria_module(module)
+    trajectories.sort(key=_time_order)
+    eval_set = job.sub_eval_set(part)
+    run_file = RunFile(job.part_file(part), job.run_id, job.config)
+    done = run_file.open(resume=True)
+    sent: dict[str, EvalCaseResult] = {}
+    try:
+        if trajectories or (eval_set is not None and eval_set.eval_cases):
+            report = run_sync(aevaluate_traces(
+                eval_set, TrajectorySource(trajectories), job.config, done=done,
+                sinks=[run_file, CallbackSink(lambda r: sent.__setitem__(r.eval_id, r))],
+                criterion_timeout_s=job.criterion_timeout_s, runs=job.runs,
+                keep_trajectories=job.keep_trajectories is not False, source_id=job.source_id),
+                "aevaluate_traces")
+            results, other = list(report.results), report.summary.other_eval_set_runs
+        else:
+            results, other = [], 0
+        for result in results:  # older runs found after a case was scored: its run file line says so too
+            last = sent.get(result.eval_id)
+            if last is not None and last.set_aside_runs != result.set_aside_runs:
+                run_file.submit(last.model_copy(update={"set_aside_runs": result.set_aside_runs}))
+    finally:
+        run_file.shutdown()
+    cases = {case.eval_id for case in eval_set.eval_cases} if eval_set is not None else set()
+    starts = {invocation_key(t): t.start_ns or 0 for t in trajectories}
+    starts = {r.eval_id: starts.get(r.eval_id, 0) for r in results if r.eval_id not in cases}
+    finished = {"results": len(results), "other_eval_set_runs": other, "starts": starts}
+    marker = job.done_file(part)
+    temporary = marker.with_suffix(".tmp")
+    temporary.write_text(json.dumps(finished), encoding="utf-8")
+    temporary.replace(marker)  # a partition is finished only once its marker is whole
+    return _PartResult(results, set(sent) - set(done), other, starts)
+
+
+def _score_task(job: _Job, part: int, *shares: list[Trajectory]) -> _PartResult:
+    """Ray task: score partition ``part`` (its share of each bucket)."""
+    return _score_partition(job, part, [t for share in shares for t in share])
+
+
+def _finished(job: _Job, part: int) -> _PartResult | None:
+    """A partition finished by an earlier job: its results read back from its run file."""
+    marker = job.done_file(part)
+    if not marker.exists():
+        return None
+    finished = json.loads(marker.read_text(encoding="utf-8"))
+    with RunFile(job.part_file(part), job.run_id, job.config) as run_file:
+        done = run_file.open(resume=True)
+    return _PartResult(list(done.values()), set(), int(finished["other_eval_set_runs"]),
+                       {k: int(v) for k, v in finished["starts"].items()})
+
+
+# --- the driver -------------------------------------------------------------------------------
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(RAY_HINT) from None
+    return ray
+
+
+def _fingerprint(eval_set: EvalSet | None, config: EvalConfig, runs: RunChoice, source: object,
+                 shards: Sequence[_Shard], logs: Sequence[str]) -> str:
+    """A hash of what a job scores: the eval set, the config, the run choice and the input (each
+    file's path, size and modification time; another source by its description)."""
+    parts: list[Any] = [eval_set.model_dump(mode="json") if eval_set is not None else None,
+                        config.model_dump(mode="json"), runs]
+    files = sorted({shard.path for shard in shards} | set(logs))
+    if files:
+        parts.append([(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in files])
+    else:
+        parts.append(repr(source))
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _prepare_run_dir(run_dir: Path, partitions: int | None, default: int, fingerprint: str, resume: bool) -> int:
+    """The job's partition count; its manifest written, or checked when resuming (``ConfigError``
+    when the run dir holds another job); a new job starts from an empty run dir."""
+    manifest = run_dir / "manifest.json"
+    if resume and manifest.exists():
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        if found.get("fingerprint") != fingerprint:
+            raise ConfigError(f"{run_dir}: this run dir holds a job over other input, eval set or config; "
+                              "resume with the same ones, or run without resume to start over")
+        if partitions is not None and partitions != found["partitions"]:
+            raise ConfigError(f"partitions={partitions}: the job in {run_dir} has {found['partitions']} "
+                              "partitions; resume with that many (or leave it out)")
+        return int(found["partitions"])
+    count = partitions if partitions is not None else default
+    if count < 1:
+        raise ConfigError(f"partitions={count}: expected at least 1")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for old in run_dir.glob("part-*"):
+        old.unlink()
+    manifest.write_text(json.dumps({"agenteval_ray_job": _MANIFEST_FORMAT, "partitions": count,
+                                    "fingerprint": fingerprint}), encoding="utf-8")
+    return count
+
+
+def _case_partitions(eval_set: EvalSet | None, touched: Mapping[str, Sequence[str]],
+                     partitions: int) -> tuple[dict[str, int], dict[int, tuple[str, ...]]]:
+    """Cases that may share a run (a conversation touching both, or one first user message)
+    grouped together; each group in one partition. Returns the partition of each touching key
+    and the cases of each partition."""
+    if eval_set is None:
+        return {}, {}
+    parent = {case.eval_id: case.eval_id for case in eval_set.eval_cases}
+
+    def root(case_id: str) -> str:
+        while parent[case_id] != case_id:
+            parent[case_id] = parent[parent[case_id]]
+            case_id = parent[case_id]
+        return case_id
+
+    for cases in touched.values():
+        first = root(cases[0])
+        for other in cases[1:]:
+            found = root(other)
+            if found != first:
+                parent[max(found, first)] = min(found, first)
+                first = min(found, first)
+    group_part = {case_id: stable_hash(root(case_id), partitions) for case_id in parent}
+    by_part: dict[int, list[str]] = {}
+    for case in eval_set.eval_cases:
+        by_part.setdefault(group_part[case.eval_id], []).append(case.eval_id)
+    routes = {key: group_part[cases[0]] for key, cases in touched.items()}
+    return routes, {part: tuple(ids) for part, ids in by_part.items()}
+
+
+def _merge(eval_set: EvalSet | None, parts: Iterable[_PartResult], keep_trajectories: bool | None,
+           config: EvalConfig, source_id: str, started: float) -> EvalReport:
+    """One report from the partitions': the eval set's cases in its order, then the invocations
+    scored without a case by their root's start time (ties by invocation key)."""
+    cases = [case.eval_id for case in eval_set.eval_cases] if eval_set is not None else []
+    position = {eval_id: i for i, eval_id in enumerate(cases)}
+    found: list[tuple[tuple[int, int, str], EvalCaseResult]] = []
+    other_eval_set_runs = 0
+    for part in parts:
+        other_eval_set_runs += part.other_eval_set_runs
+        for result in part.results:
+            if result.eval_id in position:
+                found.append(((0, position[result.eval_id], ""), result))
+            else:
+                found.append(((1, part.starts.get(result.eval_id, 0), result.eval_id), result))
+    held = _Results(cases, keep_trajectories)
+    for _, result in sorted(found, key=lambda item: item[0]):
+        held.put(result)
+    summary = held.tally.summary()
+    summary.other_eval_set_runs = other_eval_set_runs
+    if summary.set_aside_runs:
+        _log.warning("the traces hold several runs of some cases: scored the latest run of each and set %d "
+                     "older run(s) aside (score every run with --all-runs, or runs='all')", summary.set_aside_runs)
+    return EvalReport.from_results(
+        eval_set.eval_set_id if eval_set is not None else source_id, held.report({}),
+        eval_set_name=(eval_set.name or None) if eval_set is not None else None,
+        config_used=config.model_dump(mode="json"), summary=summary,
+        duration_seconds=time.perf_counter() - started)
+
+
+def _driver_batches(trajectories: Iterator[Trajectory], size: int) -> Iterator[list[Trajectory]]:
+    batch: list[Trajectory] = []
+    for trajectory in trajectories:
+        batch.append(trajectory)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def evaluate_traces_on_ray(
+    eval_set: EvalSet | None,
+    source: TraceSourceLike,
+    config: EvalConfig | None = None,
+    *,
+    address: str | None = None,
+    partitions: int | None = None,
+    run_dir: str | os.PathLike[str] = ".agenteval/ray",
+    sinks: Sequence[EvaluationSink] = (),
+    resume: bool = False,
+    criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
+    runs: RunChoice = "latest",
+    logs: Sequence[PathLike] = (),
+    readers: Sequence[Reader] | None = None,
+    keep_trajectories: bool | None = None,
+    source_id: str = "traces",
+    criteria_modules: Sequence[str] = (),
+    max_retries: int = 3,
+    shard_bytes: int = SHARD_BYTES,
+) -> EvalReport:
+    """:func:`~agenteval_otel.evaluation.evaluate_traces` on a Ray cluster: the same report
+    (but for durations), read, assembled and scored in parallel tasks.
+
+    Args:
+        eval_set, source, config, criterion_timeout_s, runs, logs, readers, keep_trajectories,
+            source_id: as for ``evaluate_traces``.
+        address: the cluster (``ray://head:10001``, ``auto``); default: ``RAY_ADDRESS``, else
+            a local cluster started for the job (Ray already initialised is used as it is).
+        partitions: how many scoring tasks (default: twice the cluster's CPUs); the unit of
+            resuming.
+        run_dir: the job's run files and manifest; on a cluster, a folder every worker shares.
+        sinks: each result is submitted once, as its partition finishes; the report goes to
+            those with ``finish(report)``.
+        resume: keep the finished partitions of the job in ``run_dir`` (same input, eval set
+            and config), resume its partial ones from their run files, run the rest.
+        criteria_modules: modules or ``.py`` files every task imports first, whose
+            ``@criterion`` functions the config names (installed entry points load by themselves).
+        max_retries: how often Ray runs a task again when its worker dies; a task that still
+            fails stops the job with a ``RuntimeError`` (resume it with ``resume=True``).
+        shard_bytes: the largest byte range of an OTLP JSON-lines file one read task takes.
+
+    ``ConfigError`` when the ``ray`` extra is missing or the run dir holds another job.
+    """
+    started = time.perf_counter()
+    ray = _import_ray()
+    for module in criteria_modules:
+        load_criteria_module(module)
+    config = _config_for(eval_set, config)
+    traces = trace_source(source, logs)
+    shards: list[_Shard] = []
+    log_paths: list[str] = []
+    if isinstance(traces, TraceFileSource):
+        log_paths = [os.fspath(p) for p in traces.logs] + [os.fspath(p) for p in traces.paths if is_logs_file(p)]
+        shards = _shards([p for p in traces.paths if os.fspath(p) not in log_paths], shard_bytes)
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
+                 configure_logging=False)
+    try:
+        default = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        fingerprint = _fingerprint(eval_set, config, runs, traces, shards, log_paths)
+        run_path = Path(run_dir)
+        count = _prepare_run_dir(run_path, partitions, default, fingerprint, resume)
+        run_id = eval_set.eval_set_id if eval_set is not None else source_id
+        job = _Job(eval_set, config, {}, str(run_path.resolve()), run_id, runs, criterion_timeout_s,
+                   keep_trajectories, source_id, tuple(criteria_modules))
+        return _run_job(ray, job, count, traces, shards, log_paths, readers, sinks, max_retries, started)
+    finally:
+        if started_ray:
+            ray.shutdown()
+
+
+def _run_job(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Shard], log_paths: Sequence[str],
+             readers: Sequence[Reader] | None, sinks: Sequence[EvaluationSink], max_retries: int,
+             started: float) -> EvalReport:
+    """Read, assemble, route and score the partitions not finished yet; merge every partition."""
+    index = _Index(job.eval_set.eval_cases) if job.eval_set is not None else None
+    earlier = {part: found for part in range(count) if (found := _finished(job, part)) is not None}
+    todo = [part for part in range(count) if part not in earlier]
+    scoring = []
+    if todo:
+        def task(fn: Any, returns: int) -> Any:
+            return ray.remote(fn).options(num_returns=returns, max_retries=max_retries)
+
+        routing = _Routing(count)
+        if shards:
+            read = task(_read_task, count)
+            shares = [_refs(read.remote(shard, count, list(log_paths)), count) for shard in shards]
+            assemble = task(_assemble_task, count + 1)
+            parts = [assemble.remote(readers, routing, index, *(share[b] for share in shares)) for b in range(count)]
+        else:
+            split = task(_split_task, count + 1)
+            parts = [split.remote(routing, index, batch)
+                     for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
+        if index is not None:
+            touched: _Touched = {}
+            for found in ray.get([p[count] for p in parts]):
+                for key, cases in found.items():
+                    touched.setdefault(key, []).extend(cases)
+            routes, cases_by_partition = _case_partitions(job.eval_set, touched, count)
+            job = replace(job, cases_by_partition=cases_by_partition)
+            route = task(_route_task, count)
+            parts = [_refs(route.remote(_Routing(count, routes), *p[:count]), count) for p in parts]
+        score = task(_score_task, 1)
+        scoring = [score.remote(job, part, *(p[part] for p in parts)) for part in todo]
+    stage = SinkGroup(sinks)
+    results = list(earlier.values())
+    failures: list[BaseException] = []
+    waiting = list(scoring)
+    while waiting:  # every task runs to its end, so that a resumed job never races one still writing
+        ready, waiting = ray.wait(waiting, num_returns=1)
+        try:
+            part: _PartResult = ray.get(ready[0])
+        except ray.exceptions.RayError as exc:
+            failures.append(exc)
+            continue
+        results.append(part)
+        for result in part.results:
+            if result.eval_id in part.new:
+                stage.submit(result)
+    if failures:
+        stage.force_flush()
+        first_line = (str(failures[0]).strip().splitlines() or [type(failures[0]).__name__])[0]
+        raise RuntimeError(f"{len(failures)} of {len(scoring)} partition(s) failed ({first_line}); the finished "
+                           f"ones are kept in {job.run_dir}: run again with resume=True (--resume) to score "
+                           "only the rest") from failures[0]
+    report = _merge(job.eval_set, results, job.keep_trajectories, job.config, job.source_id, started)
+    stage.finish(report)
+    stage.force_flush()
+    return report
+
+
+def _refs(found: Any, count: int) -> list[Any]:
+    """A task's ``count`` result refs as a list (Ray returns one ref, not a list, when it is one)."""
+    return [found] if count == 1 else list(found)
