@@ -3,7 +3,7 @@ its ``otel_traces`` table, read with ``clickhouse-connect`` (``pip install 'agen
 
 Three parts, each usable alone: :class:`TraceQuery` writes the SQL (a time window, an optional
 service, an optional raw condition; whole traces: the ids of the traces in the window first, then
-their spans, a batch of traces per query, ordered by trace), :func:`record_from_row` turns one
+their spans, a batch of traces per query, oldest first), :func:`record_from_row` turns one
 row of that SQL, as a driver returns it (a tuple in :data:`SPAN_COLUMNS` order or a mapping by
 those names), into a ``SpanRecord``, and :class:`ClickHouseSource` runs the queries through a
 client and assembles the spans into trajectories.
@@ -149,11 +149,11 @@ class TraceQuery:
 
     def spans(self, trace_ids: Sequence[str]) -> tuple[str, dict[str, Any]]:
         """Every span of the traces ``trace_ids`` (inside the window or not: whole traces), in
-        :data:`SPAN_COLUMNS` order, ordered by trace and start."""
+        :data:`SPAN_COLUMNS` order, trace by trace in the order of ``trace_ids``, each by start."""
         columns = ", ".join(expression if name == expression.strip("`") else f"{expression} AS `{name}`"
                             for name, expression in _SELECTED)
         return (f"SELECT {columns} FROM {self.quoted_table} WHERE TraceId IN {{trace_ids:Array(String)}} "
-                "ORDER BY TraceId, Timestamp", {"trace_ids": list(trace_ids)})
+                "ORDER BY indexOf({trace_ids:Array(String)}, TraceId), Timestamp", {"trace_ids": list(trace_ids)})
 
     def _window(self) -> tuple[str, dict[str, Any]]:
         conditions = ["Timestamp >= fromUnixTimestamp64Nano({start:Int64}) AND\n"

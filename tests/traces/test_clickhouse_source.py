@@ -125,6 +125,17 @@ def test_eval_of_the_weather_set_from_clickhouse_gives_the_files_report(
     from_table = _report(tmp_path, "table", "--clickhouse", url, "--table", table, "--since", "1h")
     assert [case["passed"] for case in from_file["results"]] == [True] * 4
     assert _without_run_fields(from_table) == _without_run_fields(from_file)  # the routes' True/False included
+    policies = {}
+    for name, source in (("file", ["--traces", str(weather_agent_traces)]), ("table", ["--clickhouse", url, "--table", table])):
+        main(["eval", *source, "--config", str(POLICIES), "--quiet", "--report", str(tmp_path / f"p-{name}.json"),
+              "--run-file", str(tmp_path / f"p-{name}.run.jsonl")])
+        policies[name] = _without_run_fields(json.loads((tmp_path / f"p-{name}.json").read_text(encoding="utf-8")))
+    assert policies["table"].pop("eval_set_id") == "clickhouse-weather_agent"  # no eval set: named after the table
+    assert policies["file"].pop("eval_set_id") == "traces"
+    assert len(policies["table"]["results"]) == 5
+    policies["file"]["results"].sort(key=lambda case: case["trace_id"])  # the file's order: as the spans ended
+    policies["table"]["results"].sort(key=lambda case: case["trace_id"])  # the table's: as the traces began
+    assert policies["table"] == policies["file"]
 
 
 def _span(trace: int, span: int, *, parent: int | None = None, start_ns: int, service: str = "svc-a",
