@@ -58,6 +58,8 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
                           "(--jaeger URL --service NAME, or --clickhouse URL)")
     if args.logs and not args.traces:
         raise ConfigError(f"--logs goes with --traces: {asked[0]} reads spans, not log records")
+    if args.where and not args.clickhouse:
+        raise ConfigError(f"--where goes with --clickhouse: it is an SQL condition, and {asked[0]} reads no SQL")
     if args.traces:
         from agenteval_otel.traces import TraceFileSource
 

@@ -282,7 +282,8 @@ _MESSAGE_CHARS = 300
 class ClickHouseSource(TraceSource):
     """The traces in a table the OpenTelemetry Collector's ``clickhouse`` exporter writes
     (``otel_traces``), queried when :meth:`trajectories` is read: whole traces with a span in the
-    window (``start`` to ``end``, or ``lookback`` before now; the last hour by default), of
+    window (``start`` to ``end``, or ``lookback`` before now; the last hour by default; naive
+    datetimes are UTC), of
     ``service`` when given, matching ``where`` (a raw SQL condition: trusted input only), at most
     ``limit``, the most recent. :attr:`progress` counts them: ``total`` from one count query,
     ``done`` as each trace is read.
@@ -324,13 +325,14 @@ class ClickHouseSource(TraceSource):
         self.table, self.service, self.where, self.limit = table, service, where, limit
         self.start, self.end, self.lookback = start, end, lookback
         self.timeout, self.batch = timeout, batch
-        self._window_ns(datetime.now(timezone.utc))  # a bad table, window or limit fails here, not later
+        self._query(datetime.now(timezone.utc))  # a bad table, window or limit fails here, not later
         self.url: str | None = client if isinstance(client, str) else None
         self._client: Any = None if isinstance(client, str) else client
         self._connection: dict[str, Any] = _connection(client) if isinstance(client, str) else {}
         self._secrets: list[str | None] = [self._connection.get("password")]
 
-    def _window_ns(self, now: datetime) -> TraceQuery:
+    def _query(self, now: datetime) -> TraceQuery:
+        """The query of the window ending ``now`` (or at ``end``)."""
         end = self.end or now
         start = self.start or end - (self.lookback if self.lookback is not None else timedelta(hours=1))
         return TraceQuery(self.table, _ns(start, "start"), _ns(end, "end"), self.service, self.where, self.limit)
@@ -346,7 +348,7 @@ class ClickHouseSource(TraceSource):
 
     def spans(self) -> Iterator[SpanRecord]:
         """The spans of the traces the query finds, trace by trace, as they stream."""
-        query = self._window_ns(datetime.now(timezone.utc))
+        query = self._query(datetime.now(timezone.utc))
         client, owned = (self._client, False) if self._client is not None else (self._connect(), True)
         try:
             sql, parameters = query.count()
@@ -376,7 +378,8 @@ class ClickHouseSource(TraceSource):
                         try:
                             record = record_from_row(row)
                         except ValueError as exc:
-                            raise TraceReadError(f"{self._name()}: a span of trace {row[0]!r} cannot be read: "
+                            trace = row.get("TraceId") if isinstance(row, Mapping) else row[0] if row else None
+                            raise TraceReadError(f"{self._name()}: a span of trace {trace!r} cannot be read: "
                                                  f"{exc}; expected {EXPECTED_SCHEMA}") from None
                         if record.trace_id != current:
                             if current is not None:
@@ -443,9 +446,11 @@ class ClickHouseSource(TraceSource):
         if number in _TIMEOUT_CODES or "timed out" in text.lower():
             return TraceReadError(f"{name}: no answer within the deadline of {self.timeout:g} s while {doing} "
                                   f"({answer})")
-        if number is None:
+        if number is not None:
+            return TraceReadError(f"{name}: ClickHouse answered, while {doing}: {answer}")
+        if isinstance(exc, OSError) or type(exc).__name__ == "OperationalError" or _OS_ERROR.search(text):
             return TraceReadError(f"{name}: cannot reach ClickHouse while {doing} ({answer})")
-        return TraceReadError(f"{name}: ClickHouse answered, while {doing}: {answer}")
+        return TraceReadError(f"{name}: failed while {doing}: {answer}")
 
 
 def _connection(url: str) -> dict[str, Any]:

@@ -211,6 +211,8 @@ def test_bad_arguments_name_the_option(capsys: pytest.CaptureFixture[str]) -> No
         (["--clickhouse", "http://ch:8123", "--table", "otel traces"],
          "--table: expected a table name such as otel_traces or otel.otel_traces, got 'otel traces'"),
         (["--clickhouse", "http://ch:8123", "--where", " "], "--where: expected an SQL condition, got an empty text"),
+        (["--jaeger", "http://j:16686", "--service", "s", "--where", "1"],
+         "--where goes with --clickhouse: it is an SQL condition, and --jaeger reads no SQL"),
         (["--clickhouse", "http://ch:8123", "--jaeger", "http://j:16686"],
          "give one place to read traces from, not --jaeger and --clickhouse"),
     ]:
