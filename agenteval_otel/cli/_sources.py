@@ -39,7 +39,8 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
                             "e.g. \"SpanAttributes['gen_ai.agent.name'] = 'weather'\" (run as given: "
                             "trusted input only)")
     group.add_argument("--service", metavar="NAME",
-                       help="with --jaeger: the service to read; with --clickhouse: only traces with a span of it")
+                       help="with --jaeger: the service to read; with --clickhouse: only traces with a span "
+                            "of it")
     group.add_argument("--since", "--lookback", dest="since", type=duration, default="1h", metavar="AGE",
                        help="with a backend: how far back to read, e.g. 30m, 24h, 2d (1h)")
     group.add_argument("--limit", type=positive_int, default=1000, metavar="N",

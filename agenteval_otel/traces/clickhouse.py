@@ -25,7 +25,8 @@ Timestamp < fromUnixTimestamp64Nano({end:Int64}) AND TraceId != '' AND ServiceNa
 GROUP BY TraceId ORDER BY min(Timestamp) DESC LIMIT {limit:UInt64}
 >>> record = record_from_row({"TraceId": "5b8efff798038103d269b633813fc60c", "SpanId": "eee19b7ec3c1b174",
 ...                           "SpanName": "invoke_agent weather", "SpanKind": "Internal", "StartNs": 10,
-...                           "Duration": 5, "StatusCode": "Error", "SpanAttributes": {"gen_ai.usage.input_tokens": "12"}})
+...                           "Duration": 5, "StatusCode": "Error",
+...                           "SpanAttributes": {"gen_ai.usage.input_tokens": "12"}})
 >>> record.parent_id, record.end_ns, record.status.code, record.attributes
 (None, 15, 'error', {'gen_ai.usage.input_tokens': '12'})
 """
@@ -191,7 +192,8 @@ def record_from_row(row: Sequence[Any] | Mapping[str, Any]) -> SpanRecord:
     event_attributes = list(get("Events.Attributes") or ())
     events = tuple(
         SpanEvent(str(name), _ns(event_times[i] if i < len(event_times) else 0, f"EventTimes[{i}]"),
-                  _attributes(event_attributes[i] if i < len(event_attributes) else None, f"Events.Attributes[{i}]"))
+                  _attributes(event_attributes[i] if i < len(event_attributes) else None,
+                              f"Events.Attributes[{i}]"))
         for i, name in enumerate(event_names))
     link_attributes = list(get("Links.Attributes") or ())
     links = []
@@ -269,10 +271,12 @@ def _named(value: Any, prefix: str, names: tuple[str, ...], default: str) -> str
 # --- the source -------------------------------------------------------------------------------
 
 _SCHEMES = ("http", "https", "chdb")
-_AUTH_CODES = frozenset({192, 193, 194, 516})  # UNKNOWN_USER, WRONG_PASSWORD, REQUIRED_PASSWORD, AUTHENTICATION_FAILED
+# UNKNOWN_USER, WRONG_PASSWORD, REQUIRED_PASSWORD, AUTHENTICATION_FAILED
+_AUTH_CODES = frozenset({192, 193, 194, 516})
 _NO_TABLE_CODES = frozenset({60, 81})  # UNKNOWN_TABLE, UNKNOWN_DATABASE
 _NO_COLUMN_CODES = frozenset({16, 47})  # NO_SUCH_COLUMN_IN_TABLE, UNKNOWN_IDENTIFIER
 _TIMEOUT_CODES = frozenset({159})  # TIMEOUT_EXCEEDED
+_READONLY_CODE = 164  # READONLY: the user may not change settings
 _CODE = re.compile(r"\bcode: (\d+)", re.IGNORECASE)
 _SERVER_TEXT = re.compile(r"Code: \d+\. DB::Exception: .*")
 _OS_ERROR = re.compile(r"\[Errno -?\d+\] [^\"'()]+|Read timed out")
@@ -330,6 +334,7 @@ class ClickHouseSource(TraceSource):
         self._client: Any = None if isinstance(client, str) else client
         self._connection: dict[str, Any] = _connection(client) if isinstance(client, str) else {}
         self._secrets: list[str | None] = [self._connection.get("password")]
+        self._server_deadline = True
 
     def _query(self, now: datetime) -> TraceQuery:
         """The query of the window ending ``now`` (or at ``end``)."""
@@ -372,7 +377,7 @@ class ClickHouseSource(TraceSource):
         sql, parameters = query.spans(trace_ids)
         current: str | None = None
         try:
-            with client.query_row_block_stream(sql, parameters=parameters, settings=self._settings()) as blocks:
+            with self._call(client.query_row_block_stream, sql, parameters) as blocks:
                 for block in blocks:
                     for row in block:
                         try:
@@ -395,12 +400,22 @@ class ClickHouseSource(TraceSource):
 
     def _rows(self, run: Any, sql: str, parameters: Mapping[str, Any], doing: str) -> list[Sequence[Any]]:
         try:
-            return list(run(sql, parameters=parameters, settings=self._settings()).result_rows)
+            return list(self._call(run, sql, parameters).result_rows)
         except Exception as exc:  # the driver's errors: clickhouse-connect's, or the transport's
             raise self._error(exc, doing) from None
 
-    def _settings(self) -> dict[str, Any]:
-        return {"max_execution_time": max(1, math.ceil(self.timeout))}
+    def _call(self, run: Any, sql: str, parameters: Mapping[str, Any]) -> Any:
+        """``run`` (a client's query method) with the server's deadline, ``max_execution_time``;
+        without it from then on when the user may not change settings (a read-only user)."""
+        if self._server_deadline:
+            try:
+                deadline = {"max_execution_time": max(1, math.ceil(self.timeout))}
+                return run(sql, parameters=parameters, settings=deadline)
+            except Exception as exc:  # the driver's errors: clickhouse-connect's, or the transport's
+                if _code(str(exc)) != _READONLY_CODE:
+                    raise
+                self._server_deadline = False
+        return run(sql, parameters=parameters)
 
     def _connect(self) -> Any:
         """A clickhouse-connect client for the URL (``TraceReadError`` when it cannot connect)."""
@@ -430,14 +445,13 @@ class ClickHouseSource(TraceSource):
         answer = re.sub(r" \(for url [^)]*\)$", "", answer).split(" In scope ")[0]  # not the query again
         if len(answer) > _MESSAGE_CHARS:
             answer = answer[:_MESSAGE_CHARS] + "..."
-        code = _CODE.search(text)
-        number = int(code.group(1)) if code else None
+        number = _code(text)
         name = self._name()
         if number in _AUTH_CODES:
             user = self._connection.get("username")
-            return TraceReadError(f"{name}: ClickHouse refused the credentials{f' of user {user}' if user else ''} "
-                                  f"({answer}); give them in the URL (http://USER:PASSWORD@HOST:8123) or in "
-                                  "CLICKHOUSE_USER and CLICKHOUSE_PASSWORD")
+            whose = f" of user {user}" if user else ""
+            return TraceReadError(f"{name}: ClickHouse refused the credentials{whose} ({answer}); give them in the "
+                                  "URL (http://USER:PASSWORD@HOST:8123) or in CLICKHOUSE_USER and CLICKHOUSE_PASSWORD")
         if number in _NO_TABLE_CODES:
             return TraceReadError(f"{name}: no such table ({answer}); expected {EXPECTED_SCHEMA}")
         if number in _NO_COLUMN_CODES:
@@ -451,6 +465,12 @@ class ClickHouseSource(TraceSource):
         if isinstance(exc, OSError) or type(exc).__name__ == "OperationalError" or _OS_ERROR.search(text):
             return TraceReadError(f"{name}: cannot reach ClickHouse while {doing} ({answer})")
         return TraceReadError(f"{name}: failed while {doing}: {answer}")
+
+
+def _code(text: str) -> int | None:
+    """The ClickHouse error code an error's text gives, if any."""
+    found = _CODE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def _connection(url: str) -> dict[str, Any]:

@@ -176,6 +176,21 @@ def test_the_window_service_where_and_limit_pick_whole_traces(engine: tuple[str,
     assert child.events == (SpanEvent("exception", now - HOUR_NS // 2 + 10, {"exception.type": "ValueError"}),)
 
 
+def test_a_read_only_user_reads_without_the_servers_deadline(engine: tuple[str, Any]) -> None:
+    """A user who may not change settings (``readonly=1``) is refused ``max_execution_time``:
+    the source asks again without it, once, and keeps the client's own deadline."""
+    url, client = engine
+    table = _table(client, "read_only", [_span(7, 1, start_ns=time.time_ns() - HOUR_NS // 2)])
+    read_only = clickhouse_connect.get_client(dsn=url, settings={"readonly": "1"})
+    try:
+        with pytest.raises(Exception, match="READONLY"):
+            read_only.query("SELECT 1", settings={"max_execution_time": 5})
+        source = ClickHouseSource(read_only, table)
+        assert [record.trace_id for record in source.spans()] == [f"{7:032x}"]
+    finally:
+        read_only.close()
+
+
 def test_rows_as_drivers_give_them_and_older_exporters_spell_them() -> None:
     """A tuple in column order or a mapping; maps as pairs; datetimes; ``SPAN_KIND_*`` and
     ``STATUS_CODE_*`` (exporters before v0.104 wrote those)."""
