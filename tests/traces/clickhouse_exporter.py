@@ -1,13 +1,13 @@
 """The OpenTelemetry Collector's ``clickhouse`` exporter, as far as the tests need it: the traces
 table it creates, and the row it writes for each span.
 
-Both follow opentelemetry-collector-contrib ``exporter/clickhouseexporter`` (v0.130 era):
+Both follow opentelemetry-collector-contrib ``exporter/clickhouseexporter``:
 ``internal/sqltemplates/traces_table.sql`` at commit f92a5763be13 for the table (every column
 with its type, the engine, partition and sort key; its compression codecs and skip indexes, which
 change nothing a query returns, are left out), ``internal/sqltemplates/traces_insert.sql`` for
-the columns written, and ``exporter_traces.go`` (``pushTraceData``, ``convertEvents``,
-``convertLinks``) with ``internal/util.go`` (``AttributesToMap``: each value's pdata
-``AsString``) for the values.
+the columns written (commit 61540ced55e9), and ``exporter_traces.go`` (``pushTraceData``,
+``convertEvents``, ``convertLinks``) with ``internal/util.go`` at commit 64079aac9170
+(``AttributesToMap``: each value's pdata ``AsString``) for the values.
 """
 
 from __future__ import annotations

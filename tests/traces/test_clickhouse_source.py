@@ -193,7 +193,8 @@ def test_a_read_only_user_reads_without_the_servers_deadline(engine: tuple[str, 
 
 def test_rows_as_drivers_give_them_and_older_exporters_spell_them() -> None:
     """A tuple in column order or a mapping; maps as pairs; datetimes; ``SPAN_KIND_*`` and
-    ``STATUS_CODE_*`` (exporters before v0.104 wrote those)."""
+    ``STATUS_CODE_*`` (older exporters wrote those, through traceutil's ``SpanKindStr`` and
+    ``StatusCodeStr``)."""
     values = {"TraceId": "5B8EFFF798038103D269B633813FC60C", "SpanId": "eee19b7ec3c1b174",
               "ParentSpanId": "", "SpanName": "chat", "SpanKind": "SPAN_KIND_CLIENT",
               "StartNs": datetime(2025, 1, 1, tzinfo=timezone.utc), "Duration": 5,
