@@ -161,8 +161,9 @@ def add_commands(commands: Any) -> None:
     graded.add_argument("--resume", action="store_true",
                         help="keep the records already in EXP.jsonl (an interrupted experiment) and grade the "
                              "rest only")
-    graded.add_argument("--concurrency", type=positive_int, default=4, metavar="N",
-                        help="records graded at once (4)")
+    graded.add_argument("--concurrency", type=positive_int, metavar="N",
+                        help="records graded at once (default: the judge's concurrency limit, "
+                             "AGENTEVAL_JUDGE_CONCURRENCY, and at least 4)")
     graded.add_argument("--threshold", type=number, default=0.5, metavar="T",
                         help="with --grader: the score a metric must reach to pass (0.5)")
     graded.add_argument("--quiet", action="store_true", help="print nothing but errors")

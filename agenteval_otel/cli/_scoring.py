@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evalsets import EvalSet
     from agenteval_otel.evaluation import LiveRunner
-    from agenteval_otel.reports import ReportFile
+    from agenteval_otel.reports import ReportFile, WorkRead
     from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
 
 __all__ = ["add_commands"]
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 def evaluate_traces(args: argparse.Namespace) -> int:
     """Score an eval set against traces recorded earlier, or every invocation in them with
     criteria that need no eval set."""
-    from agenteval_otel.evaluation import aevaluate_traces, run_sync
+    from agenteval_otel.evaluation import aevaluate_traces, default_judge, run_sync
 
     eval_set = load_eval_set(args.evalset)
     config = criteria_config(args, eval_set)
@@ -67,11 +67,15 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     run_id = eval_set.eval_set_id if eval_set is not None else source_id(args)
     # invocations matched to no case are scored too when the config has reference-free criteria
     total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
+    judge = default_judge()
+    status = (lambda: f"judge calls in flight: {judge.in_flight}/{judge.settings.concurrency}") if judge else None
     with (_result_export(args, run_id) as exports,
-          _recording(run_id, config, args, "eval", total, files) as (done, sinks)):
+          _recording(run_id, config, args, "eval", total, files, work=source.progress, status=status)
+          as (done, sinks)):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest", source_id=run_id,
-                                           criterion_timeout_s=args.timeout,
+                                           criterion_timeout_s=args.timeout, concurrency=args.concurrency,
+                                           judge=judge,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
@@ -109,11 +113,12 @@ def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[Report
 @contextmanager
 def _recording(
     run_id: str, config: EvalConfig, args: argparse.Namespace, kind: str, total: int | None,
-    files: Sequence[EvaluationSink],
+    files: Sequence[EvaluationSink], *, work: WorkRead | None = None, status: Callable[[], str] | None = None,
 ) -> Iterator[tuple[dict[str, EvalCaseResult], list[EvaluationSink]]]:
     """The results already in the run file of ``run_id`` (the eval set's id; with ``--resume``)
-    and the sinks of the run: the run file, the progress bar (of ``total`` results, ``None``
-    when not known) and the report ``files``."""
+    and the sinks of the run: the run file, the progress (of ``total`` results, ``None`` when
+    not known; ``work``: the input read so far; ``status``: more to show) and the report
+    ``files``."""
     from rich.console import Console
 
     from agenteval_otel.reports import progress_sink
@@ -124,7 +129,7 @@ def _recording(
         done = run_file.open(resume=args.resume)
         if done and not args.quiet:
             Console(stderr=True).print(f"resuming {path}: {len(done)} case(s) already scored", highlight=False)
-        with progress_sink(kind, total, len(done), quiet=args.quiet) as progress:
+        with progress_sink(kind, total, len(done), quiet=args.quiet, work=work, status=status) as progress:
             yield done, [run_file, progress, *files]
 
 
@@ -189,6 +194,9 @@ def add_commands(commands: Any) -> None:
                               "default: the latest run of each case, older ones set aside")
     offline.add_argument("--timeout", type=positive_float, default=300.0, metavar="S",
                          help="seconds each criterion may take on an invocation before it is errored (300)")
+    offline.add_argument("--concurrency", type=positive_int, metavar="N",
+                         help="cases (or invocations) scored at once (default: twice the judge's "
+                              "concurrency limit, AGENTEVAL_JUDGE_CONCURRENCY, and at least 16)")
     offline.add_argument("--keep-trajectories", action="store_true",
                          help="hold every case's actual trajectory in memory until the end (default: "
                               "only the first failed or errored cases'; report files get them all)")

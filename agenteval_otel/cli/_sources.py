@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_source_options", "source_id", "trace_source"]
 
-_BACKENDS = ("jaeger", "clickhouse")
+_BACKENDS = ("jaeger", "tempo", "clickhouse")
 """The options that each name a trace backend to query (one at most, and not with --traces)."""
 
 
@@ -28,6 +28,11 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--logs", nargs="+", metavar="FILE",
                        help="OTLP/JSON log files whose records carry the spans' content")
     group.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
+    group.add_argument("--tempo", metavar="URL",
+                       help="a Grafana Tempo, e.g. http://localhost:3200 (token from TEMPO_AUTH_TOKEN, "
+                            "tenant from TEMPO_TENANT, or user:password@ in the URL)")
+    group.add_argument("--query", metavar="TRACEQL",
+                       help="with --tempo: the TraceQL query finding the traces ({}: all)")
     group.add_argument("--clickhouse", metavar="URL",
                        help="a ClickHouse server holding the Collector's clickhouse exporter tables, e.g. "
                             "http://localhost:8123/otel (user and password in the URL or in CLICKHOUSE_USER "
@@ -56,7 +61,9 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         raise ConfigError(f"give one place to read traces from, not {' and '.join(asked)}")
     if not asked:
         raise ConfigError("give trace files with --traces FILE... or a backend to query "
-                          "(--jaeger URL --service NAME, or --clickhouse URL)")
+                          "(--jaeger URL --service NAME, --tempo URL, or --clickhouse URL)")
+    if args.query is not None and not args.tempo:
+        raise ConfigError("--query goes with --tempo: it is the TraceQL query Tempo searches with")
     if args.logs and not args.traces:
         raise ConfigError(f"--logs goes with --traces: {asked[0]} reads spans, not log records")
     if args.where and not args.clickhouse:
@@ -65,15 +72,20 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         from agenteval_otel.traces import TraceFileSource
 
         return TraceFileSource(args.traces, args.logs or ())
+    if args.tempo:
+        return _tempo(args)
     return _clickhouse(args) if args.clickhouse else _jaeger(args)
 
 
 def source_id(args: argparse.Namespace) -> str:
     """What a report without an eval set is named: the trace file's name (without its
-    extensions), ``jaeger-SERVICE``, ``clickhouse-TABLE``, or ``traces`` for several files."""
+    extensions), ``jaeger-SERVICE``, ``tempo``, ``clickhouse-TABLE``, or ``traces`` for several
+    files."""
     if args.jaeger:
         return f"jaeger-{args.service}"
-    if getattr(args, "clickhouse", None):
+    if args.tempo:
+        return "tempo"
+    if args.clickhouse:
         return f"clickhouse-{args.table}"
     if args.traces and len(args.traces) == 1:
         return Path(args.traces[0]).name.split(".")[0] or "traces"
@@ -90,6 +102,22 @@ def _jaeger(args: argparse.Namespace) -> TraceSource:
     except ValueError as exc:  # its message shows the URL with credentials masked
         raise ConfigError(f"--jaeger: {exc}") from None
     return JaegerSource(client, args.service, lookback=args.since, limit=args.limit)
+
+
+def _tempo(args: argparse.Namespace) -> TraceSource:
+    if args.service:
+        raise ConfigError("--service goes with --jaeger or --clickhouse; with --tempo, say which traces in --query, "
+                          "e.g. '{ resource.service.name = \"NAME\" }'")
+    query = "{}" if args.query is None else args.query
+    if not query.strip():
+        raise ConfigError("--query: expected a TraceQL query such as '{ resource.service.name = \"NAME\" }', got ''")
+    from agenteval_otel.traces import TempoClient, TempoSource
+
+    try:
+        client = TempoClient(args.tempo)
+    except ValueError as exc:  # its message shows the URL with credentials masked
+        raise ConfigError(f"--tempo: {exc}") from None
+    return TempoSource(client, query, since=args.since, limit=args.limit)
 
 
 _CLICKHOUSE_ARGUMENTS = {"client": "--clickhouse", "table": "--table", "where": "--where"}

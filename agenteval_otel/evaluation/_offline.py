@@ -24,19 +24,22 @@ the config, the invocations no case matched are scored so too, after the cases.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
+import functools
 import gc
 import itertools
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from agenteval_otel.criteria import EvalConfig, require_reference_free
 from agenteval_otel.evalsets import EvalCase, EvalSet
+from agenteval_otel.evaluation._judging import default_judge
 from agenteval_otel.evaluation._scoring import (
     DEFAULT_CRITERION_TIMEOUT_S,
     Scorer,
@@ -45,6 +48,7 @@ from agenteval_otel.evaluation._scoring import (
     invocation_key,
 )
 from agenteval_otel.evaluation._sync import run_sync
+from agenteval_otel.judge import JudgeClient
 from agenteval_otel.results import (
     CaseResults,
     EvalCaseResult,
@@ -437,10 +441,12 @@ class _Results:
     """The results of an offline run as they are scored, replaced when a newer run of a case is:
     each held slim and compressed unless ``keep`` says whole, counted in the summary as they come.
     Reported in the order of ``ids`` (the eval set's cases), then of the invocations scored
-    without a case, as they first came."""
+    without a case by their root's start time."""
 
     def __init__(self, ids: Iterable[str], keep: bool | None) -> None:
         self.positions = {eval_id: i for i, eval_id in enumerate(ids)}
+        self.starts: dict[str, int] = {}
+        """The root start time of each invocation scored without a case (its place in the report)."""
         self.keep = keep
         self.kept = 0
         self.codec = ResultCodec()
@@ -481,10 +487,17 @@ class _Results:
         """The case's result counts ``count`` older runs set aside."""
         self.put(self._result(self.entries[eval_id]).model_copy(update={"set_aside_runs": count}))
 
+    def order(self) -> list[str]:
+        """The report's order: the cases (and results resumed) as placed, then the invocations
+        scored without a case by their root's start time (ties by key), whatever order their
+        scoring finished in."""
+        placed = [eval_id for eval_id in self.positions if eval_id not in self.starts]
+        return placed + sorted(self.starts, key=lambda key: (self.starts[key], key))
+
     def report(self, done: Mapping[str, EvalCaseResult]) -> CaseResults:
         """Every result in report order (``done`` ones as they are)."""
         results = CaseResults(codec=self.codec)
-        for eval_id in self.positions:
+        for eval_id in self.order():
             if eval_id in done:
                 results.append(done[eval_id])
             elif eval_id in self.entries:
@@ -499,7 +512,6 @@ class _Invocations:
 
     def __init__(self, scorer: Scorer, held: _Results, stage: SinkGroup, done: Mapping[str, EvalCaseResult]) -> None:
         self.scorer, self.held, self.stage, self.done = scorer, held, stage, done
-        self.scored = 0
         self._numbered: dict[str, int] = {}
 
     def key(self, turn: Trajectory) -> str:
@@ -510,16 +522,78 @@ class _Invocations:
         number = self._numbered[key] = self._numbered.get(key, 0) + 1
         return key if number == 1 else f"{key}#{number}"
 
-    async def score(self, turns: Iterable[Trajectory]) -> None:
-        """Score each of ``turns`` (those already scored in a resumed run are skipped)."""
-        for turn in turns:
-            key = self.key(turn)
-            if key in self.done:
-                continue
-            result = await self.scorer.score_invocation(turn, eval_id=key)
-            self.held.put(result)
-            self.stage.submit(result)
-            self.scored += 1
+    def to_score(self, turn: Trajectory) -> str | None:
+        """The key ``turn`` is scored under, its place in the report taken; ``None`` when a
+        resumed run scored it already."""
+        key = self.key(turn)
+        if key in self.done:
+            return None
+        if key not in self.held.starts:
+            self.held.starts[key] = turn.start_ns or 0
+            self.held.place(key)
+        return key
+
+    async def score(self, turn: Trajectory, key: str) -> None:
+        """Score ``turn`` under ``key``."""
+        result = await self.scorer.score_invocation(turn, eval_id=key)
+        self.held.put(result)
+        self.stage.submit(result)
+
+
+class _InFlight:
+    """The scoring tasks of an offline run, at most ``limit`` at once: :meth:`start` waits for a
+    free place first (so the source is read no faster than cases are scored, and memory stays
+    bounded), and work on one key (a case) runs after the work on it started before (so a newer
+    run of a case is scored after, and replaces, the older one)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.tasks: set[asyncio.Task[None]] = set()
+        self._last: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work()`` as a task once fewer than ``limit`` are running."""
+        while len(self.tasks) >= self.limit:
+            await self._settle(asyncio.FIRST_COMPLETED)
+        before = self._last.get(key)
+        task = asyncio.ensure_future(self._after(before, work))
+        self._last[key] = task
+        self.tasks.add(task)
+        task.add_done_callback(lambda done: self._last.pop(key, None) if self._last.get(key) is done else None)
+
+    @staticmethod
+    async def _after(before: asyncio.Task[None] | None, work: Callable[[], Awaitable[None]]) -> None:
+        if before is not None:
+            await asyncio.wait([before])  # its failure is raised where it is collected
+        await work()
+
+    async def _settle(self, when: str) -> None:
+        done, _ = await asyncio.wait(self.tasks, return_when=when)
+        self.tasks -= done
+        for task in done:
+            task.result()  # a scoring task's own failure (criteria failing are results) ends the run
+
+    async def join(self) -> None:
+        """Wait for every task."""
+        while self.tasks:
+            await self._settle(asyncio.ALL_COMPLETED)
+
+    def cancel(self) -> None:
+        """Cancel every task still running (the run is interrupted)."""
+        for task in self.tasks:
+            task.cancel()
+
+
+DEFAULT_CASE_CONCURRENCY = 16
+"""Cases (or invocations) scored at once by default, when the judge's limit asks for no more."""
+
+
+def case_concurrency(judge: JudgeClient | None) -> int:
+    """Cases an offline run scores at once by default: enough to keep the ``judge``'s
+    concurrency limit full (twice it, as a case's criteria do other work between judge calls),
+    at least ``DEFAULT_CASE_CONCURRENCY``."""
+    limit = judge.settings.concurrency if isinstance(judge, JudgeClient) else 0
+    return max(DEFAULT_CASE_CONCURRENCY, 2 * limit)
 
 
 def _config_for(eval_set: EvalSet | None, config: EvalConfig | None) -> EvalConfig:
@@ -543,6 +617,8 @@ async def aevaluate_traces(
     readers: Sequence[Reader] | None = None,
     keep_trajectories: bool | None = None,
     source_id: str = "traces",
+    concurrency: int | None = None,
+    judge: JudgeClient | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` (or, with none, every invocation) against runs read from ``source``
     (see :func:`evaluate_traces`).
@@ -553,7 +629,13 @@ async def aevaluate_traces(
     started = time.perf_counter()
     config = _config_for(eval_set, config)
     traces = trace_source(source, logs)
-    scorer = Scorer(config, criterion_timeout_s=criterion_timeout_s)
+    if concurrency is not None and concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    judge = judge if judge is not None else default_judge()
+    cases_at_once = concurrency or case_concurrency(judge)
+    scorer = Scorer(config, judge=judge, criterion_timeout_s=criterion_timeout_s,
+                    concurrency=cases_at_once * max(1, len(config.enabled())))
+    in_flight = _InFlight(cases_at_once)
     results_stage = SinkGroup(sinks)
     done = dict(done or {})
     cases = eval_set.eval_cases if eval_set is not None else []
@@ -579,17 +661,28 @@ async def aevaluate_traces(
             held.put(result)
             results_stage.submit(result)
 
-    async def score_complete(complete: list[tuple[_Slot, _Run]]) -> None:
+    async def start(complete: list[tuple[_Slot, _Run]]) -> None:
         for slot, run in complete:
-            await score(slot, run)
+            await in_flight.start(slot.case.eval_id, functools.partial(score, slot, run))
         if invocations is not None and matcher.strays:
             strays, matcher.strays = matcher.strays, []
-            await invocations.score(strays)
+            for turn in strays:
+                key = invocations.to_score(turn)
+                if key is not None:
+                    await in_flight.start(key, functools.partial(invocations.score, turn, key))
 
     with _rare_full_collections():
-        for trajectory in traces.trajectories(readers=readers):
-            await score_complete(matcher.feed(trajectory))
-        await score_complete(matcher.close())
+        try:
+            for trajectory in traces.trajectories(readers=readers):
+                await start(matcher.feed(trajectory))
+                await asyncio.sleep(0)  # the cases being scored go on between reads (judge calls out, answers in)
+            await start(matcher.close())
+            await in_flight.join()
+        except Exception:  # the source failed: what is being scored still reaches the sinks
+            await in_flight.join()
+            raise
+        finally:
+            in_flight.cancel()  # interrupted: nothing left running
     set_aside = 0
     for eval_id, slot in matcher.slots.items():
         set_aside += slot.set_aside
@@ -639,6 +732,8 @@ def evaluate_traces(
     readers: Sequence[Reader] | None = None,
     keep_trajectories: bool | None = None,
     source_id: str = "traces",
+    concurrency: int | None = None,
+    judge: JudgeClient | None = None,
 ) -> EvalReport:
     """Score ``eval_set`` against runs recorded earlier, or, with ``eval_set=None``, every
     invocation recorded with the config's reference-free criteria (policies such as
@@ -663,6 +758,13 @@ def evaluate_traces(
     ``readers``: the convention readers (default: the installed ones, then ours). Use
     :func:`aevaluate_traces` inside an event loop.
 
+    Cases (or, without an eval set, invocations) are scored ``concurrency`` at once, and the
+    source is read no faster: by default enough to keep the judge's concurrency limit full
+    (:func:`case_concurrency`; ``judge``: the client the judge criteria call, by default the one
+    the environment configures). The runs of one case are scored one after the other. The
+    report lists the eval set's cases in its order, then the invocations scored without a case
+    by their root's start time, whatever order their scoring finished in.
+
     Without an eval set, each invocation is a result of its own, under ``{trace_id}:{span_id}``
     of its root span, in the report named ``source_id``; ``config`` must name a criterion that
     scores without a reference (``ConfigError`` otherwise). With an eval set and such criteria
@@ -678,6 +780,6 @@ def evaluate_traces(
     return run_sync(
         aevaluate_traces(eval_set, source, config, sinks=sinks, criterion_timeout_s=criterion_timeout_s,
                          runs=runs, logs=logs, readers=readers, keep_trajectories=keep_trajectories,
-                         source_id=source_id),
+                         source_id=source_id, concurrency=concurrency, judge=judge),
         "aevaluate_traces",
     )

@@ -51,14 +51,22 @@ from agenteval_otel.experiments._progress import ProgressFile
 from agenteval_otel.experiments._results import ExperimentRecord, ExperimentResult, is_summary_line
 from agenteval_otel.experiments._simulation import SimulationRecord
 from agenteval_otel.experiments.graders import Grader, load_grader_dir
-from agenteval_otel.judge import JudgeClient
+from agenteval_otel.judge import JudgeClient, JudgeSettings
 from agenteval_otel.trajectory import Trajectory
 
 __all__ = ["DEFAULT_GRADER_THRESHOLD", "arun_experiment", "check_ground_truths", "expected_invocation", "grader_entry",
-           "run_experiment"]
+           "grading_concurrency", "run_experiment"]
 
 DEFAULT_GRADER_THRESHOLD = 0.5
 DEFAULT_CONCURRENCY = 4
+"""Records graded at once at the least; by default as many as the judge's concurrency limit."""
+
+
+def grading_concurrency(judge: JudgeClient | None) -> int:
+    """Records an experiment grades at once by default: the ``judge``'s concurrency limit (the
+    one the environment configures when ``None``), at least ``DEFAULT_CONCURRENCY``."""
+    settings = judge.settings if judge is not None else JudgeSettings.from_env()
+    return max(DEFAULT_CONCURRENCY, settings.concurrency)
 
 
 def grader_entry(record: SimulationRecord) -> dict[str, Any]:
@@ -189,7 +197,7 @@ async def arun_experiment(
     grader: Grader | str | Path | None = None,
     config: EvalConfig | None = None,
     judge: JudgeClient | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     threshold: float = DEFAULT_GRADER_THRESHOLD,
     thresholds: Mapping[str, float] | None = None,
     source: str | None = None,
@@ -198,7 +206,8 @@ async def arun_experiment(
     resume: bool = False,
 ) -> ExperimentResult:
     """Grade every record of a simulation run with ``grader`` (a grader or a grader directory)
-    or with the criteria of ``config`` (exactly one), at most ``concurrency`` records at once.
+    or with the criteria of ``config`` (exactly one), at most ``concurrency`` records at once
+    (default: :func:`grading_concurrency`, which keeps the judge's concurrency limit full).
 
     ``judge``: the client the grader or the judge criteria call (``None``: the one the
     environment configures). ``source`` names the run in the result. ``trust_code``: a grader
@@ -212,6 +221,8 @@ async def arun_experiment(
     """
     if (grader is None) == (config is None):
         raise ConfigError("grade an experiment with either a grader or eval criteria (a config), not both or neither")
+    if concurrency is None:
+        concurrency = grading_concurrency(judge)
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     records = list(records)
@@ -274,7 +285,7 @@ def run_experiment(
     grader: Grader | str | Path | None = None,
     config: EvalConfig | None = None,
     judge: JudgeClient | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
+    concurrency: int | None = None,
     threshold: float = DEFAULT_GRADER_THRESHOLD,
     thresholds: Mapping[str, float] | None = None,
     source: str | None = None,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import threading
 import time
@@ -79,8 +80,16 @@ def _openai() -> ModuleType:
     return openai
 
 
+@functools.lru_cache(maxsize=256)
+def _schema(shape: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of ``shape``, made once per shape (pydantic builds it anew on every call,
+    a few milliseconds each: more than the rest of a judge call's own work). Not to be mutated."""
+    return shape.model_json_schema()
+
+
+@functools.lru_cache(maxsize=256)
 def _shape_instruction(shape: type[BaseModel]) -> str:
-    schema = json.dumps(shape.model_json_schema(), separators=(",", ":"))
+    schema = json.dumps(_schema(shape), separators=(",", ":"))
     return f"Answer with one JSON object, and nothing else, matching this JSON schema: {schema}"
 
 
@@ -98,7 +107,7 @@ def _with_shape(messages: Sequence[dict[str, Any]], shape: type[BaseModel]) -> l
 def _format_params(response_format: str, shape: type[BaseModel] | None) -> dict[str, Any]:
     if response_format == "json_schema" and shape is not None:
         return {"response_format": {"type": "json_schema", "json_schema": {
-            "name": shape.__name__, "schema": shape.model_json_schema(), "strict": False}}}
+            "name": shape.__name__, "schema": _schema(shape), "strict": False}}}
     if response_format == "json_object":
         return {"response_format": {"type": "json_object"}}
     return {}
@@ -144,6 +153,13 @@ class JudgeClient:
         self._lock = threading.Lock()
         self.usage = JudgeUsage()
         self.criterion: str | None = None
+        self._in_flight = [0]  # shared by every view of the client (see recording)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests to the endpoint under way now, over every view of this client (what a
+        progress bar shows next to the concurrency limit)."""
+        return self._in_flight[0]
 
     def recording(self, usage: JudgeUsage, criterion: str | None = None) -> JudgeClient:
         """A view of this client (same endpoint, cache and concurrency limit) that adds the cost
@@ -230,7 +246,7 @@ class JudgeClient:
         key = JudgeCache.key({
             "endpoint": self.settings.base_url or OPENAI_BASE_URL, "model": model,
             "messages": messages, "temperature": temperature, "seed": seed,
-            "schema": shape.model_json_schema() if shape is not None else None})
+            "schema": _schema(shape) if shape is not None else None})
         if self.cache is not None:
             entry = self.cache.get(key)
             if entry is not None and isinstance(entry.get("text"), str):
@@ -328,7 +344,23 @@ class JudgeClient:
             remaining = deadline.remaining()
             if remaining <= 0:
                 raise asyncio.TimeoutError
-            return await asyncio.wait_for(client.chat.completions.create(**params, timeout=remaining), remaining)
+            self._in_flight[0] += 1
+            try:
+                # ``post`` sends the body as it is: ``chat.completions.create`` would first walk it
+                # against the API's typed parameters, which costs more CPU than the rest of the
+                # call and changes nothing in a body of plain JSON values like this one
+                return await asyncio.wait_for(
+                    client.post("/chat/completions", cast_to=self._completion_type(), body=params,
+                                options={"timeout": remaining}),
+                    remaining)
+            finally:
+                self._in_flight[0] -= 1
+
+    @staticmethod
+    def _completion_type() -> Any:
+        from openai.types.chat import ChatCompletion
+
+        return ChatCompletion
 
     def _read(self, response: Any) -> str:
         choices = getattr(response, "choices", None) or []

@@ -22,7 +22,7 @@ from agenteval_otel.reports._experiments import comparison_table, experiment_tab
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.reports._judge import judge_lines, usage_text
 from agenteval_otel.reports._junit import junit_xml, write_junit
-from agenteval_otel.reports._progress import ProgressSink, progress_sink
+from agenteval_otel.reports._progress import ProgressSink, RunProgress, WorkRead, progress_sink
 from agenteval_otel.reports._trajectories import iter_trajectories_json, trajectories_json, trajectories_table
 from agenteval_otel.reports._writers import ReportFile, ReportFormat
 
@@ -37,6 +37,8 @@ __all__ = [
     "summary_line",
     # long runs
     "ProgressSink",
+    "RunProgress",
+    "WorkRead",
     "progress_sink",
     # experiments
     "comparison_table",

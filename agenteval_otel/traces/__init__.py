@@ -1,11 +1,11 @@
-"""Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files or Jaeger's query API
-(``JaegerClient``, over a swappable ``Transport``); the sources an offline run reads
-(``TraceSource``: files, spans, trajectories, a Jaeger query, the ClickHouse table the Collector's
-exporter writes, or your own). ``ClickHouseSource`` is loaded when first used (it reads through
-``clickhouse-connect``, the ``clickhouse`` extra). The OTLP receiver,
-``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
-uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
-``agenteval_otel.tracing.OtlpJsonFileExporter``."""
+"""Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files, Jaeger's query API
+(``JaegerClient``) or Grafana Tempo's (``TempoClient``), over a swappable ``Transport``; the
+sources an offline run reads (``TraceSource``: files, spans, trajectories, a Jaeger or Tempo
+query, the ClickHouse table the Collector's exporter writes, or your own). ``ClickHouseSource``
+is loaded when first used (it reads through ``clickhouse-connect``, the ``clickhouse`` extra).
+The OTLP receiver, ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module
+(it loads grpc, and uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one
+encoder, ``agenteval_otel.tracing.OtlpJsonFileExporter``."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from agenteval_otel.traces.sources import (
     TrajectorySource,
     trace_source,
 )
+from agenteval_otel.traces.tempo import TempoClient, TempoSource
 from agenteval_otel.traces.trace_file import SkippedLine, TraceFile
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ __all__ = [
     "ReadProgress",
     "SkippedLine",
     "SpanSource",
+    "TempoClient",
+    "TempoSource",
     "TraceFile",
     "TraceFileSource",
     "TraceSource",

@@ -17,7 +17,7 @@ from typing import IO, Any
 import orjson
 
 from agenteval_otel.errors import TraceReadError
-from agenteval_otel.traces.trace_file import SkipFunction, TraceFile
+from agenteval_otel.traces.trace_file import ReadFunction, SkipFunction, TraceFile
 from agenteval_otel.trajectory.spans import SpanRecord
 
 __all__ = ["MALFORMED", "JsonFormat", "is_json", "malformed_reason", "read_json_trace_file"]
@@ -90,7 +90,7 @@ def read_json_trace_file(path: Path, formats: Sequence[JsonFormat], *, expected:
         records = found.convert(doc) or []
     except MALFORMED as exc:
         raise TraceReadError(f"{path}: {malformed_reason(exc)}") from exc
-    return TraceFile(path, found.document_name, lambda skip: iter(records))
+    return TraceFile(path, found.document_name, lambda skip, read: iter(records))
 
 
 def malformed_reason(error: BaseException) -> str:
@@ -104,7 +104,7 @@ def malformed_reason(error: BaseException) -> str:
 
 
 def _lines_file(path: Path, found: JsonFormat, expected: str) -> TraceFile:
-    return TraceFile(path, found.lines_name, lambda skip: _iter_lines(path, found, expected, skip))
+    return TraceFile(path, found.lines_name, lambda skip, read: _iter_lines(path, found, expected, skip, read))
 
 
 def _non_empty_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
@@ -115,11 +115,13 @@ def _non_empty_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
-def _iter_lines(path: Path, found: JsonFormat, expected: str, skip: SkipFunction) -> Iterator[SpanRecord]:
+def _iter_lines(path: Path, found: JsonFormat, expected: str, skip: SkipFunction,
+                read: ReadFunction) -> Iterator[SpanRecord]:
     good = 0
     first_problem = ""
     with path.open("rb") as handle:
         for number, line in _non_empty_lines(handle):
+            read(len(line))
             try:
                 records = found.convert(orjson.loads(line))
                 reason = "" if records is not None else "not a trace document"

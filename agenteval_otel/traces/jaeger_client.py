@@ -150,7 +150,27 @@ def _opener(deadline: _Deadline) -> urllib.request.OpenerDirector:
         def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
             return super().do_open(WatchedHTTPSConnection, req, **kwargs)
 
-    return urllib.request.build_opener(HTTPHandler(), HTTPSHandler())
+    return urllib.request.build_opener(HTTPHandler(), HTTPSHandler(), _SameOriginCredentials())
+
+
+_CREDENTIAL_HEADERS = ("Authorization", "Proxy-authorization", "Cookie", "X-scope-orgid", "Api_key")
+
+
+class _SameOriginCredentials(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, but sends credential headers to the origin they were meant for only:
+    a redirect to another scheme, host or port drops them (as browsers and ``requests`` do)."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(newurl) != _origin(req.full_url):
+            for name in _CREDENTIAL_HEADERS:
+                new.remove_header(name)
+        return new
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parsed = urllib.parse.urlsplit(url)
+    return parsed.scheme, parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80)
 
 
 class UrllibTransport:

@@ -5,8 +5,9 @@ The format is the OTLP/JSON encoding of ``ExportTraceServiceRequest`` (``resourc
 ``scopeSpans`` → ``spans``), one request per file or, as the OpenTelemetry Collector's file
 exporter writes it, one request per line. Reading accepts what producers really write: hex ids of
 either case or base64 ids, int64 values as strings or numbers, enums as numbers or names,
-camelCase or snake_case field names. ``iter_records`` is the one walk of that envelope: the file
-reader, the Jaeger API v3 reader and the OTLP receiver all go through it. The one encoder is
+camelCase or snake_case field names, and ``batches`` for ``resourceSpans`` (Grafana Tempo's
+trace-by-id API v1 answers so). ``iter_records`` is the one walk of that envelope: the file
+reader, the Jaeger API v3 reader, the Tempo source and the OTLP receiver all go through it. The one encoder is
 capture's: ``agenteval_otel.tracing.OtlpJsonFileExporter`` writes SDK spans as the Collector
 does (lower-case hex ids, int64 as strings, enums as numbers).
 
@@ -404,7 +405,8 @@ def iter_records(
 ) -> Iterator[SpanRecord]:
     """The spans of one OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``), in order:
     the one walk of its envelope, ``resourceSpans`` → ``scopeSpans`` (or, before OTLP 0.15,
-    ``instrumentationLibrarySpans``) → ``spans``. ``path`` prefixes the JSON paths in errors.
+    ``instrumentationLibrarySpans``) → ``spans``; ``batches`` (Tempo's API v1) stands for
+    ``resourceSpans``. ``path`` prefixes the JSON paths in errors.
 
     A span that cannot be read raises ``ValueError`` naming its JSON path, or, given
     ``on_bad_span``, is handed to it as that error and left out (the receiver counts it as a
@@ -415,9 +417,10 @@ def iter_records(
     trace_ids: dict[str, str] = {}
     span_ids: dict[str, str] = {}
     fast_read = fast_failed = 0
-    groups = list_at(_get(doc, "resourceSpans", "resource_spans"), f"{prefix}resourceSpans")
+    resource_key = _resource_spans_key(doc)
+    groups = list_at(doc.get(resource_key), f"{prefix}{resource_key}")
     for r_index, group in enumerate(groups):
-        r_path = f"{prefix}resourceSpans[{r_index}]"
+        r_path = f"{prefix}{resource_key}[{r_index}]"
         group = item_at(group, r_path)
         resource = _resource(group, r_path)
         scope_groups, groups_key, scope_key = _get(group, "scopeSpans", "scope_spans"), "scopeSpans", "scope"
@@ -449,13 +452,23 @@ def iter_records(
                 yield record
 
 
+def _resource_spans_key(doc: Mapping[str, Any]) -> str:
+    """The key of ``doc``'s list of resource spans: ``resourceSpans``, ``resource_spans``, or
+    ``batches``, the name Tempo's trace-by-id API v1 gives it."""
+    for key in ("resourceSpans", "resource_spans", "batches"):
+        if doc.get(key) is not None:
+            return key
+    return "resourceSpans"
+
+
 def records_from_request(doc: Any, path: str = "") -> list[SpanRecord] | None:
-    """The spans of one OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``).
+    """The spans of one OTLP/JSON ``ExportTraceServiceRequest`` (or ``TracesData``, or the
+    ``tempopb.Trace`` Tempo's API v1 answers, ``{"batches": [...]}``).
 
     Returns ``None`` when ``doc`` is not such a request; raises ``ValueError`` naming the JSON
     path of a malformed field.
     """
-    if not isinstance(doc, Mapping) or _get(doc, "resourceSpans", "resource_spans") is None:
+    if not isinstance(doc, Mapping) or doc.get(_resource_spans_key(doc)) is None:
         return None
     return list(iter_records(doc, path=path))
 

@@ -19,7 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from agenteval_otel.errors import TraceReadError
-from agenteval_otel.traces.trace_file import OnBadItem, SkipFunction, TraceFile
+from agenteval_otel.traces.trace_file import OnBadItem, ReadFunction, SkipFunction, TraceFile
 from agenteval_otel.trajectory.spans import (
     REMOTE_PARENT_FLAGS,
     SPAN_KINDS,
@@ -132,13 +132,14 @@ def records_from_proto(data: bytes) -> list[SpanRecord]:
     return list(iter_records(request))
 
 
-def _frames(handle: IO[bytes], size: int, skip: SkipFunction, path: Path) -> Iterator[SpanRecord]:
+def _frames(handle: IO[bytes], size: int, skip: SkipFunction, path: Path, read: ReadFunction) -> Iterator[SpanRecord]:
     number = 0
     good = 0
     while True:
         header = handle.read(_FRAME.size)
         if not header:
             break
+        read(len(header))
         number += 1
         if len(header) < _FRAME.size:
             skip(number, "truncated frame header")
@@ -147,8 +148,10 @@ def _frames(handle: IO[bytes], size: int, skip: SkipFunction, path: Path) -> Ite
         if length > size - handle.tell():
             skip(number, f"frame length {length} runs past the end of the file")
             break
+        frame = handle.read(length)
+        read(len(frame))
         try:
-            records = records_from_proto(handle.read(length))
+            records = records_from_proto(frame)
         except ValueError as exc:
             skip(number, str(exc))
             continue
@@ -177,12 +180,12 @@ def read_otlp_proto(path: str | os.PathLike[str]) -> TraceFile:
             raise TraceReadError(f"{file}: {exc}; expected {EXPECTED}") from exc
         if not records:
             raise TraceReadError(f"{file}: no spans found; expected {EXPECTED}")
-        return TraceFile(file, "otlp-proto", lambda skip: iter(records))
+        return TraceFile(file, "otlp-proto", lambda skip, read: iter(records))
     if len(head) < _FRAME.size or _FRAME.unpack(head)[0] > size - _FRAME.size:
         raise TraceReadError(f"{file}: not an OTLP protobuf file; expected {EXPECTED}")
 
-    def produce(skip: SkipFunction) -> Iterator[SpanRecord]:
+    def produce(skip: SkipFunction, read: ReadFunction) -> Iterator[SpanRecord]:
         with file.open("rb") as handle:
-            yield from _frames(handle, size, skip, file)
+            yield from _frames(handle, size, skip, file, read)
 
     return TraceFile(file, "otlp-proto-framed", produce)

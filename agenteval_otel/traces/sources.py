@@ -121,8 +121,18 @@ class TraceFileSource(TraceSource):
         self.logs: tuple[PathLike, ...] = tuple(logs)
 
     def trajectories(self, readers: Sequence[Reader] | None = None) -> Iterator[Trajectory]:
-        """Each invocation in the files (see :meth:`TraceSource.trajectories`)."""
-        _, spans = spans_with_logs(self.paths, self.logs)
+        """Each invocation in the files (see :meth:`TraceSource.trajectories`); :attr:`progress`
+        counts the bytes of the trace files read."""
+        files, spans = spans_with_logs(self.paths, self.logs)
+        progress = self.progress
+        progress.unit, progress.done = "bytes", 0
+        progress.total = sum(_size(file.path) for file in files)
+
+        def advance(size: int) -> None:
+            progress.done += size
+
+        for file in files:
+            file.on_read = advance
         yield from iter_trajectories(spans, group="invocation", readers=readers)
 
     def with_logs(self, logs: Sequence[PathLike]) -> TraceFileSource:
@@ -131,6 +141,13 @@ class TraceFileSource(TraceSource):
 
     def __repr__(self) -> str:
         return f"TraceFileSource({[os.fspath(p) for p in self.paths]!r}, logs={[os.fspath(p) for p in self.logs]!r})"
+
+
+def _size(path: PathLike) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # its reading says why
+        return 0
 
 
 class SpanSource(TraceSource):
@@ -208,8 +225,18 @@ class JaegerSource(TraceSource):
                                        end=self.end, lookback=self.lookback, limit=self.limit)
 
     def trajectories(self, readers: Sequence[Reader] | None = None) -> Iterator[Trajectory]:
-        """Each invocation in the traces found (see :meth:`TraceSource.trajectories`)."""
-        yield from iter_trajectories(self.spans(), group="invocation", readers=readers)
+        """Each invocation in the traces found (see :meth:`TraceSource.trajectories`);
+        :attr:`progress` counts the traces."""
+        spans = self.spans()
+        progress = self.progress
+        progress.unit, progress.done = "traces", 0
+        progress.total = len({span.trace_id for span in spans})
+        seen: set[str] = set()
+        for trajectory in iter_trajectories(spans, group="invocation", readers=readers):
+            if trajectory.trace_id is not None and trajectory.trace_id not in seen:
+                seen.add(trajectory.trace_id)
+                progress.done = len(seen)
+            yield trajectory
 
     def with_logs(self, logs: Sequence[PathLike]) -> TraceSource:
         """``ConfigError``: a Jaeger query gives spans only, and takes no log files."""

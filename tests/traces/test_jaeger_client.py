@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -463,3 +464,51 @@ def test_a_broken_reply_named_by_the_transport_is_shown_without_credentials() ->
     with pytest.raises(TraceReadError, match="cut short") as raised:
         JaegerClient("http://admin:s3cret@jaeger:16686", transport=MockTransport(broken)).find_traces("svc")
     assert "s3cret" not in str(raised.value) and "admin:***@jaeger" in str(raised.value)
+
+
+@contextmanager
+def _recording_server(redirect_to: str | None = None) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A server on 127.0.0.1 that records each request's headers and redirects to
+    ``redirect_to`` (when given) or answers an empty Jaeger response."""
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
+            seen.append(dict(self.headers.items()))
+            if redirect_to is not None:
+                self.send_response(302)
+                self.send_header("Location", redirect_to + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = b'{"data": []}'
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.promise(19)
+def test_a_redirect_to_another_origin_gets_no_credentials() -> None:
+    secret = {"Authorization": "Bearer sk-redirect-secret", "X-Scope-OrgID": "tenant-a"}
+    with _recording_server() as (elsewhere, seen_there), _recording_server(elsewhere) as (origin, seen_here):
+        UrllibTransport().handle_request(HttpRequest("GET", origin + "/api/traces", secret))
+        assert seen_here[0]["Authorization"] == "Bearer sk-redirect-secret"
+        assert "Authorization" not in seen_there[0] and "X-Scope-OrgID" not in seen_there[0]
+    with _recording_server() as (same, seen_same):
+        host_alias = same.replace("127.0.0.1", "localhost")
+        with _recording_server(host_alias) as (origin, _):
+            UrllibTransport().handle_request(HttpRequest("GET", origin + "/api/traces", secret))
+        assert "Authorization" not in seen_same[0]  # another host name is another origin too
