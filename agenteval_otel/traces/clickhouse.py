@@ -295,13 +295,13 @@ class ClickHouseSource(TraceSource):
     Args:
         client: the server's URL, ``http(s)://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE]`` (or
             ``chdb:PATH``, a local chDB database, with the ``chdb`` package), or a
-            ``clickhouse-connect`` client (its ``query`` and ``query_row_block_stream`` are used;
-            it stays open). Credentials missing from the URL come from ``CLICKHOUSE_USER`` and
-            ``CLICKHOUSE_PASSWORD``.
+            ``clickhouse-connect`` client (its ``query`` is used; it stays open). Credentials
+            missing from the URL come from ``CLICKHOUSE_USER`` and ``CLICKHOUSE_PASSWORD``.
         table: the exporter's traces table, ``otel_traces`` by default (``database.table`` too).
         timeout: the deadline in seconds of each query: the longest wait for the server's next
             bytes, and the server's own ``max_execution_time``.
-        batch: how many traces one query of spans reads.
+        batch: how many traces one query of spans reads, whole, before they are given (memory
+            holds one batch).
 
     Failures raise ``TraceReadError`` naming the URL (without its credentials) and the table,
     and saying what ClickHouse answered; a URL without the ``clickhouse`` extra installed is a
@@ -320,7 +320,7 @@ class ClickHouseSource(TraceSource):
         lookback: timedelta | None = None,
         limit: int = 1000,
         timeout: float = 30.0,
-        batch: int = 100,
+        batch: int = 50,
     ) -> None:
         if not 0 < timeout < math.inf:
             raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
@@ -352,7 +352,7 @@ class ClickHouseSource(TraceSource):
                           "log records, read the spans yourself and give SpanSource(spans, logs)")
 
     def spans(self) -> Iterator[SpanRecord]:
-        """The spans of the traces the query finds, trace by trace, as they stream."""
+        """The spans of the traces the query finds, trace by trace, a batch read at a time."""
         query = self._query(datetime.now(timezone.utc))
         client, owned = (self._client, False) if self._client is not None else (self._connect(), True)
         try:
@@ -374,27 +374,22 @@ class ClickHouseSource(TraceSource):
         yield from iter_trajectories(self.spans(), group="invocation", readers=readers)
 
     def _batch(self, client: Any, query: TraceQuery, trace_ids: Sequence[str]) -> Iterator[SpanRecord]:
-        sql, parameters = query.spans(trace_ids)
+        """The spans of ``trace_ids``, read whole before the first is given: the connection is
+        never left waiting on a slow consumer (a run scoring as it reads)."""
+        rows = self._rows(client.query, *query.spans(trace_ids), "reading the spans")
         current: str | None = None
-        try:
-            with self._call(client.query_row_block_stream, sql, parameters) as blocks:
-                for block in blocks:
-                    for row in block:
-                        try:
-                            record = record_from_row(row)
-                        except ValueError as exc:
-                            trace = row.get("TraceId") if isinstance(row, Mapping) else row[0] if row else None
-                            raise TraceReadError(f"{self._name()}: a span of trace {trace!r} cannot be read: "
-                                                 f"{exc}; expected {EXPECTED_SCHEMA}") from None
-                        if record.trace_id != current:
-                            if current is not None:
-                                self.progress.done += 1
-                            current = record.trace_id
-                        yield record
-        except TraceReadError:
-            raise
-        except Exception as exc:  # the driver's errors: clickhouse-connect's, or the transport's
-            raise self._error(exc, "reading the spans") from None
+        for row in rows:
+            try:
+                record = record_from_row(row)
+            except ValueError as exc:
+                trace = row.get("TraceId") if isinstance(row, Mapping) else row[0] if row else None
+                raise TraceReadError(f"{self._name()}: a span of trace {trace!r} cannot be read: {exc}; "
+                                     f"expected {EXPECTED_SCHEMA}") from None
+            if record.trace_id != current:
+                if current is not None:
+                    self.progress.done += 1
+                current = record.trace_id
+            yield record
         if current is not None:
             self.progress.done += 1
 

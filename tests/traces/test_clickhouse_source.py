@@ -167,6 +167,7 @@ def test_the_window_service_where_and_limit_pick_whole_traces(engine: tuple[str,
     assert read(service="svc-a") == ([("1", "1"), ("1", "2"), ("3", "4")], (2, 2))
     assert read(where="SpanAttributes['gen_ai.agent.name'] LIKE 'weath%'") == ([("3", "4")], (1, 1))
     assert read(limit=2) == ([("2", "3"), ("3", "4")], (2, 2))
+    assert read(batch=1) == read()  # a query per trace, in the same order
     [root, child] = [r for r in ClickHouseSource(client, table, service="svc-a", limit=1,
                                                  start=datetime.fromtimestamp((now - HOUR_NS) / 1e9, timezone.utc),
                                                  end=datetime.fromtimestamp((now - HOUR_NS // 4) / 1e9, timezone.utc)
