@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_source_options", "source_id", "trace_source"]
 
-_BACKENDS = ("jaeger", "tempo", "clickhouse")
+_BACKENDS = ("jaeger", "tempo", "phoenix", "clickhouse")
 """The options that each name a trace backend to query (one at most, and not with --traces)."""
 
 
@@ -33,6 +33,11 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
                             "tenant from TEMPO_TENANT, or user:password@ in the URL)")
     group.add_argument("--query", metavar="TRACEQL",
                        help="with --tempo: the TraceQL query finding the traces ({}: all)")
+    group.add_argument("--phoenix", metavar="URL",
+                       help="an Arize Phoenix server, e.g. http://localhost:6006 (its API key: $PHOENIX_API_KEY)")
+    group.add_argument("--project", metavar="NAME", help="with --phoenix: the project to read (its name or id)")
+    group.add_argument("--filter", metavar="EXPR",
+                       help="with --phoenix: a Phoenix trace filter expression, e.g. 'error_count > 0'")
     group.add_argument("--clickhouse", metavar="URL",
                        help="a ClickHouse server holding the Collector's clickhouse exporter tables, e.g. "
                             "http://localhost:8123/otel (user and password in the URL or in CLICKHOUSE_USER "
@@ -61,9 +66,13 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         raise ConfigError(f"give one place to read traces from, not {' and '.join(asked)}")
     if not asked:
         raise ConfigError("give trace files with --traces FILE... or a backend to query "
-                          "(--jaeger URL --service NAME, --tempo URL, or --clickhouse URL)")
+                          "(--jaeger URL --service NAME, --tempo URL, --phoenix URL --project NAME, or "
+                          "--clickhouse URL)")
     if args.query is not None and not args.tempo:
         raise ConfigError("--query goes with --tempo: it is the TraceQL query Tempo searches with")
+    strays = [f"--{name}" for name in ("project", "filter") if getattr(args, name, None) and not args.phoenix]
+    if strays:
+        raise ConfigError(f"{' and '.join(strays)} go{'es' if len(strays) == 1 else ''} with --phoenix URL")
     if args.logs and not args.traces:
         raise ConfigError(f"--logs goes with --traces: {asked[0]} reads spans, not log records")
     if args.where and not args.clickhouse:
@@ -74,17 +83,21 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         return TraceFileSource(args.traces, args.logs or ())
     if args.tempo:
         return _tempo(args)
+    if args.phoenix:
+        return _phoenix(args)
     return _clickhouse(args) if args.clickhouse else _jaeger(args)
 
 
 def source_id(args: argparse.Namespace) -> str:
     """What a report without an eval set is named: the trace file's name (without its
-    extensions), ``jaeger-SERVICE``, ``tempo``, ``clickhouse-TABLE``, or ``traces`` for several
-    files."""
+    extensions), ``jaeger-SERVICE``, ``tempo``, ``phoenix-PROJECT``, ``clickhouse-TABLE``, or
+    ``traces`` for several files."""
     if args.jaeger:
         return f"jaeger-{args.service}"
     if args.tempo:
         return "tempo"
+    if args.phoenix:
+        return f"phoenix-{args.project}"
     if args.clickhouse:
         return f"clickhouse-{args.table}"
     if args.traces and len(args.traces) == 1:
@@ -118,6 +131,21 @@ def _tempo(args: argparse.Namespace) -> TraceSource:
     except ValueError as exc:  # its message shows the URL with credentials masked
         raise ConfigError(f"--tempo: {exc}") from None
     return TempoSource(client, query, since=args.since, limit=args.limit)
+
+
+def _phoenix(args: argparse.Namespace) -> TraceSource:
+    if not args.project:
+        raise ConfigError("--phoenix needs --project NAME (a project's name or id)")
+    from agenteval_otel.traces import PhoenixClient, PhoenixSource
+
+    try:
+        client = PhoenixClient(args.phoenix)
+    except ValueError as exc:  # its message shows the URL with credentials masked
+        raise ConfigError(f"--phoenix: {exc}") from None
+    try:
+        return PhoenixSource(client, args.project, filter=args.filter, since=args.since, limit=args.limit)
+    except ValueError as exc:
+        raise ConfigError(f"--project {args.project}: {exc}") from None
 
 
 _CLICKHOUSE_ARGUMENTS = {"client": "--clickhouse", "table": "--table", "where": "--where"}

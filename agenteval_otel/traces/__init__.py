@@ -1,11 +1,12 @@
 """Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files, Jaeger's query API
-(``JaegerClient``) or Grafana Tempo's (``TempoClient``), over a swappable ``Transport``; the
-sources an offline run reads (``TraceSource``: files, spans, trajectories, a Jaeger or Tempo
-query, the ClickHouse table the Collector's exporter writes, or your own). ``ClickHouseSource``
-is loaded when first used (it reads through ``clickhouse-connect``, the ``clickhouse`` extra).
-The OTLP receiver, ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module
-(it loads grpc, and uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one
-encoder, ``agenteval_otel.tracing.OtlpJsonFileExporter``."""
+(``JaegerClient``), Grafana Tempo's (``TempoClient``) or Phoenix's REST API (``PhoenixClient``),
+over a swappable ``Transport``; the sources an offline run reads (``TraceSource``: files, spans,
+trajectories, a Jaeger or Tempo query, a Phoenix project, the ClickHouse table the Collector's
+exporter writes, or your own). ``ClickHouseSource`` is loaded when first used (it reads through
+``clickhouse-connect``, the ``clickhouse`` extra). The OTLP receiver,
+``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
+uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
+``agenteval_otel.tracing.OtlpJsonFileExporter``."""
 
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from agenteval_otel.traces.jaeger_client import (
 from agenteval_otel.traces.jaeger_json import read_jaeger_json
 from agenteval_otel.traces.otlp_json import read_otlp_json
 from agenteval_otel.traces.otlp_proto import read_otlp_proto
+from agenteval_otel.traces.phoenix import PhoenixClient, PhoenixSource
 from agenteval_otel.traces.sources import (
     JaegerSource,
     ReadProgress,
@@ -44,6 +46,8 @@ __all__ = [
     "JaegerClient",
     "JaegerSource",
     "MockTransport",
+    "PhoenixClient",
+    "PhoenixSource",
     "ReadProgress",
     "SkippedLine",
     "SpanSource",
