@@ -10,6 +10,7 @@ credentials as ClickHouse does (HTTP 403, code 516), a closed port, a server tha
 
 from __future__ import annotations
 
+import importlib
 import json
 import socket
 import threading
@@ -29,24 +30,39 @@ from agenteval_otel.errors import TraceReadError
 from agenteval_otel.traces import ClickHouseSource, TraceFileSource, read_spans
 from agenteval_otel.traces.clickhouse import SPAN_COLUMNS, TraceQuery, record_from_row
 from agenteval_otel.trajectory import SpanEvent, SpanRecord, SpanStatus
+from tests.backends import REQUIRE_ENV
 from tests.conftest import REPO_ROOT
+from tests.shared_data import skip_or_fail
 from tests.traces.clickhouse_exporter import INSERT_COLUMNS, TRACES_TABLE, exporter_rows
 
-MISSING = "the ClickHouse tests need chDB: pip install -e '.[backends-test]'"
-pytest.importorskip("chdb", reason=MISSING)
-clickhouse_connect = pytest.importorskip("clickhouse_connect", reason=MISSING)
+MISSING = "the ClickHouse tests need clickhouse-connect and chDB: pip install -e '.[backends-test]'"
 
 EXAMPLES = REPO_ROOT / "examples"
 POLICIES = EXAMPLES / "production_policies.json"
 HOUR_NS = 3600 * 10**9
 
 
+def _needed(module: str) -> Any:
+    """``module``; else the test is skipped (failed with ``AGENTEVAL_REQUIRE_BACKENDS=1``, as in CI)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        skip_or_fail(MISSING, REQUIRE_ENV)
+
+
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
+def driver() -> Any:
+    """The ``clickhouse_connect`` package."""
+    return _needed("clickhouse_connect")
+
+
+@pytest.fixture(scope="module")
+def engine(driver: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Any]]:
     """A chDB database on disk (one per process: every client of these tests opens this one),
     its ``chdb:`` URL and an open clickhouse-connect client of it."""
+    _needed("chdb")
     url = f"chdb:{tmp_path_factory.mktemp('chdb')}"
-    client = clickhouse_connect.get_client(dsn=url)
+    client = driver.get_client(dsn=url)
     yield url, client
     client.close()
 
@@ -177,12 +193,12 @@ def test_the_window_service_where_and_limit_pick_whole_traces(engine: tuple[str,
     assert child.events == (SpanEvent("exception", now - HOUR_NS // 2 + 10, {"exception.type": "ValueError"}),)
 
 
-def test_a_read_only_user_reads_without_the_servers_deadline(engine: tuple[str, Any]) -> None:
+def test_a_read_only_user_reads_without_the_servers_deadline(engine: tuple[str, Any], driver: Any) -> None:
     """A user who may not change settings (``readonly=1``) is refused ``max_execution_time``:
     the source asks again without it, once, and keeps the client's own deadline."""
     url, client = engine
     table = _table(client, "read_only", [_span(7, 1, start_ns=time.time_ns() - HOUR_NS // 2)])
-    read_only = clickhouse_connect.get_client(dsn=url, settings={"readonly": "1"})
+    read_only = driver.get_client(dsn=url, settings={"readonly": "1"})
     try:
         with pytest.raises(Exception, match="READONLY"):
             read_only.query("SELECT 1", settings={"max_execution_time": 5})
@@ -280,7 +296,7 @@ class _RefusingClickHouse(BaseHTTPRequestHandler):
 
 @pytest.mark.promise(19)
 def test_refused_credentials_are_one_line_without_the_password(
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        driver: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import base64
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _RefusingClickHouse)
@@ -310,7 +326,7 @@ def test_refused_credentials_are_one_line_without_the_password(
                         "CLICKHOUSE_PASSWORD")
 
 
-def test_a_server_that_is_down_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_server_that_is_down_is_one_line(driver: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
@@ -321,7 +337,7 @@ def test_a_server_that_is_down_is_one_line(capsys: pytest.CaptureFixture[str], t
         "connecting ([Errno 111] Connection refused)")
 
 
-def test_a_server_that_never_answers_is_given_up_at_the_deadline() -> None:
+def test_a_server_that_never_answers_is_given_up_at_the_deadline(driver: Any) -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
