@@ -113,3 +113,24 @@ def test_the_ray_engine_without_the_extra_names_it(tmp_path: Path) -> None:
     ), tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == "agenteval: error: the Ray engine needs the 'ray' extra: pip install 'agenteval-otel[ray]'"
+
+
+CLICKHOUSE_HINT = "reading ClickHouse needs the 'clickhouse' extra: pip install 'agenteval-otel[clickhouse]'"
+
+
+def test_clickhouse_without_the_extra_names_it(tmp_path: Path) -> None:
+    """The trace I/O package and its ClickHouseSource import without clickhouse-connect (and,
+    where it is installed, do not load it); a URL to read is then a one-line error naming the
+    extra, exit 2."""
+    loaded = _without((), "import agenteval_otel.traces\nfrom agenteval_otel.traces import ClickHouseSource\n"
+                          "print(sorted(m for m in sys.modules if m.startswith('clickhouse_connect')))\n", tmp_path)
+    assert loaded.stdout.strip() == "[]", loaded.stderr
+    done = _without(("clickhouse_connect",), (
+        "from agenteval_otel.traces import ClickHouseSource\n"
+        "print(ClickHouseSource.__name__)\n"
+        "from agenteval_otel.cli import main\n"
+        f"sys.exit(main(['eval', '--clickhouse', 'http://127.0.0.1:9', '--config', "
+        f"{str(REPO_ROOT / 'examples' / 'production_policies.json')!r}, '--quiet']))\n"), tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.strip() == "ClickHouseSource"
+    assert done.stderr.strip() == f"agenteval: error: {CLICKHOUSE_HINT}"

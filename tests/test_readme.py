@@ -31,7 +31,7 @@ FENCE = re.compile(r"^```(?P<lang>\w*)\s*$")
 
 SKIPPED_COMMANDS = {
     "pip install -e .": "installs the package: the tests run from the checkout",
-    'pip install -e ".[test,all]" -e instrumentation/agenteval-instrumentation-openai -e instrumentation/agenteval-instrumentation-langgraph':
+    'pip install -e ".[test,all,backends-test]" -e instrumentation/agenteval-instrumentation-openai -e instrumentation/agenteval-instrumentation-langgraph':
         "installs the test extra and the instrumentors: the tests are already running",
     "pytest": "runs this very suite",
 }

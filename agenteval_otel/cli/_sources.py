@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_source_options", "source_id", "trace_source"]
 
-_BACKENDS = ("jaeger", "tempo", "phoenix")
+_BACKENDS = ("jaeger", "tempo", "phoenix", "clickhouse")
 """The options that each name a trace backend to query (one at most, and not with --traces)."""
 
 
@@ -27,7 +28,6 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--logs", nargs="+", metavar="FILE",
                        help="OTLP/JSON log files whose records carry the spans' content")
     group.add_argument("--jaeger", metavar="URL", help="a Jaeger query service, e.g. http://localhost:16686")
-    group.add_argument("--service", metavar="NAME", help="with --jaeger: the service to read")
     group.add_argument("--tempo", metavar="URL",
                        help="a Grafana Tempo, e.g. http://localhost:3200 (token from TEMPO_AUTH_TOKEN, "
                             "tenant from TEMPO_TENANT, or user:password@ in the URL)")
@@ -38,6 +38,19 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--project", metavar="NAME", help="with --phoenix: the project to read (its name or id)")
     group.add_argument("--filter", metavar="EXPR",
                        help="with --phoenix: a Phoenix trace filter expression, e.g. 'error_count > 0'")
+    group.add_argument("--clickhouse", metavar="URL",
+                       help="a ClickHouse server holding the Collector's clickhouse exporter tables, e.g. "
+                            "http://localhost:8123/otel (user and password in the URL or in CLICKHOUSE_USER "
+                            "and CLICKHOUSE_PASSWORD)")
+    group.add_argument("--table", default="otel_traces", metavar="NAME",
+                       help="with --clickhouse: the exporter's traces table (otel_traces)")
+    group.add_argument("--where", metavar="SQL",
+                       help="with --clickhouse: an SQL condition on the table's columns selecting the traces, "
+                            "e.g. \"SpanAttributes['gen_ai.agent.name'] = 'weather'\" (run as given: "
+                            "trusted input only)")
+    group.add_argument("--service", metavar="NAME",
+                       help="with --jaeger: the service to read; with --clickhouse: only traces with a span "
+                            "of it")
     group.add_argument("--since", "--lookback", dest="since", type=duration, default="1h", metavar="AGE",
                        help="with a backend: how far back to read, e.g. 30m, 24h, 2d (1h)")
     group.add_argument("--limit", type=positive_int, default=1000, metavar="N",
@@ -53,7 +66,8 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         raise ConfigError(f"give one place to read traces from, not {' and '.join(asked)}")
     if not asked:
         raise ConfigError("give trace files with --traces FILE... or a backend to query "
-                          "(--jaeger URL --service NAME, --tempo URL, or --phoenix URL --project NAME)")
+                          "(--jaeger URL --service NAME, --tempo URL, --phoenix URL --project NAME, or "
+                          "--clickhouse URL)")
     if args.query is not None and not args.tempo:
         raise ConfigError("--query goes with --tempo: it is the TraceQL query Tempo searches with")
     strays = [f"--{name}" for name in ("project", "filter") if getattr(args, name, None) and not args.phoenix]
@@ -61,24 +75,31 @@ def trace_source(args: argparse.Namespace) -> TraceSource:
         raise ConfigError(f"{' and '.join(strays)} go{'es' if len(strays) == 1 else ''} with --phoenix URL")
     if args.logs and not args.traces:
         raise ConfigError(f"--logs goes with --traces: {asked[0]} reads spans, not log records")
+    if args.where and not args.clickhouse:
+        raise ConfigError(f"--where goes with --clickhouse: it is an SQL condition, and {asked[0]} reads no SQL")
     if args.traces:
         from agenteval_otel.traces import TraceFileSource
 
         return TraceFileSource(args.traces, args.logs or ())
     if args.tempo:
         return _tempo(args)
-    return _phoenix(args) if args.phoenix else _jaeger(args)
+    if args.phoenix:
+        return _phoenix(args)
+    return _clickhouse(args) if args.clickhouse else _jaeger(args)
 
 
 def source_id(args: argparse.Namespace) -> str:
     """What a report without an eval set is named: the trace file's name (without its
-    extensions), ``jaeger-SERVICE``, ``tempo``, ``phoenix-PROJECT``, or ``traces`` for several files."""
+    extensions), ``jaeger-SERVICE``, ``tempo``, ``phoenix-PROJECT``, ``clickhouse-TABLE``, or
+    ``traces`` for several files."""
     if args.jaeger:
         return f"jaeger-{args.service}"
     if args.tempo:
         return "tempo"
     if args.phoenix:
         return f"phoenix-{args.project}"
+    if args.clickhouse:
+        return f"clickhouse-{args.table}"
     if args.traces and len(args.traces) == 1:
         return Path(args.traces[0]).name.split(".")[0] or "traces"
     return "traces"
@@ -98,7 +119,7 @@ def _jaeger(args: argparse.Namespace) -> TraceSource:
 
 def _tempo(args: argparse.Namespace) -> TraceSource:
     if args.service:
-        raise ConfigError("--service goes with --jaeger; with --tempo, say which traces in --query, "
+        raise ConfigError("--service goes with --jaeger or --clickhouse; with --tempo, say which traces in --query, "
                           "e.g. '{ resource.service.name = \"NAME\" }'")
     query = "{}" if args.query is None else args.query
     if not query.strip():
@@ -125,3 +146,22 @@ def _phoenix(args: argparse.Namespace) -> TraceSource:
         return PhoenixSource(client, args.project, filter=args.filter, since=args.since, limit=args.limit)
     except ValueError as exc:
         raise ConfigError(f"--project {args.project}: {exc}") from None
+
+
+_CLICKHOUSE_ARGUMENTS = {"client": "--clickhouse", "table": "--table", "where": "--where"}
+"""The options of ``ClickHouseSource``'s arguments, for its messages about them."""
+
+
+def _clickhouse(args: argparse.Namespace) -> TraceSource:
+    from agenteval_otel.traces import ClickHouseSource
+
+    # the driver logs a warning for each failed request; the one error line says it all
+    logging.getLogger("clickhouse_connect").setLevel(logging.ERROR)
+    try:
+        return ClickHouseSource(args.clickhouse, args.table, service=args.service, where=args.where,
+                                lookback=args.since, limit=args.limit)
+    except ConfigError:
+        raise
+    except ValueError as exc:  # "argument: what was expected", the URL shown with credentials masked
+        argument, _, problem = str(exc).partition(": ")
+        raise ConfigError(f"{_CLICKHOUSE_ARGUMENTS.get(argument, '--clickhouse')}: {problem or exc}") from None

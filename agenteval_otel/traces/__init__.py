@@ -1,10 +1,14 @@
 """Trace I/O: read spans from OTLP/JSON, OTLP protobuf and Jaeger files, Jaeger's query API
 (``JaegerClient``), Grafana Tempo's (``TempoClient``) or Phoenix's REST API (``PhoenixClient``),
 over a swappable ``Transport``; the sources an offline run reads (``TraceSource``: files, spans,
-trajectories, a Jaeger or Tempo query, a Phoenix project, or your own). The OTLP receiver,
+trajectories, a Jaeger or Tempo query, a Phoenix project, the ClickHouse table the Collector's
+exporter writes, or your own). ``ClickHouseSource`` is loaded when first used (it reads through
+``clickhouse-connect``, the ``clickhouse`` extra). The OTLP receiver,
 ``agenteval_otel.traces.receiver.OtlpReceiver``, is imported from its module (it loads grpc, and
 uvicorn for OTLP/HTTP). Spans are written as OTLP/JSON lines by capture's one encoder,
 ``agenteval_otel.tracing.OtlpJsonFileExporter``."""
+
+from typing import TYPE_CHECKING, Any
 
 from agenteval_otel.traces.files import TrajectoryFiles, read_spans, read_trajectories
 from agenteval_otel.traces.jaeger_client import (
@@ -32,7 +36,11 @@ from agenteval_otel.traces.sources import (
 from agenteval_otel.traces.tempo import TempoClient, TempoSource
 from agenteval_otel.traces.trace_file import SkippedLine, TraceFile
 
+if TYPE_CHECKING:
+    from agenteval_otel.traces.clickhouse import ClickHouseSource
+
 __all__ = [
+    "ClickHouseSource",
     "HttpRequest",
     "HttpResponse",
     "JaegerClient",
@@ -60,3 +68,12 @@ __all__ = [
     "read_trajectories",
     "trace_source",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``ClickHouseSource``, imported when first asked for."""
+    if name == "ClickHouseSource":
+        from agenteval_otel.traces.clickhouse import ClickHouseSource
+
+        return ClickHouseSource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
