@@ -50,6 +50,7 @@ answer = json.dumps({"id": "chatcmpl-bench", "object": "chat.completion", "creat
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # the head and the body go out at once, as a real server sends them
 
     def log_message(self, *args):
         pass

@@ -34,11 +34,12 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import itertools
 import json
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -113,6 +114,9 @@ def _format_params(response_format: str, shape: type[BaseModel] | None) -> dict[
     return {}
 
 
+_CALLS_PER_POOL = 16
+"""Judge requests at once per HTTP connection pool (see ``JudgeClient._loop_state``)."""
+
 _sync_lock = threading.Lock()
 _sync_loop: asyncio.AbstractEventLoop | None = None
 
@@ -148,7 +152,7 @@ class JudgeClient:
         self._tracer = tracer
         self._content_policy = content_policy
         self._formats: dict[str, str] = {}  # model -> the response format its server accepted
-        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[asyncio.Semaphore, Any]] = \
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[asyncio.Semaphore, Iterator[Any]]] = \
             weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self.usage = JudgeUsage()
@@ -210,20 +214,28 @@ class JudgeClient:
 
     # --- one call -----------------------------------------------------------------------------
     def _loop_state(self, openai: ModuleType) -> tuple[asyncio.Semaphore, Any]:
-        """The concurrency gate and the openai client of the running event loop (one each per
-        loop: building a client costs tens of milliseconds)."""
+        """The concurrency gate of the running event loop and an openai client of its own (built
+        once per loop: building one costs tens of milliseconds). Above ``_CALLS_PER_POOL``
+        requests at once the loop gets several clients, used in turn: an HTTP connection pool
+        scans all its connections for every request, which at 64 connections costs more CPU
+        than the rest of the call."""
         loop = asyncio.get_running_loop()
         with self._lock:
             state = self._per_loop.get(loop)
             if state is None:
                 settings = self.settings
-                http_client = openai.DefaultAsyncHttpxClient(
-                    headers=IDENTITY_ENCODING,
-                    event_hooks={"response": [size_limit_hook(settings.max_response_bytes)]})
-                client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.key, max_retries=0,
-                                            timeout=settings.timeout_s, http_client=http_client)
-                state = self._per_loop[loop] = (asyncio.Semaphore(settings.concurrency), client)
-            return state
+                pools = -(-settings.concurrency // _CALLS_PER_POOL)
+                turns = itertools.cycle([self._new_client(openai) for _ in range(pools)])
+                state = self._per_loop[loop] = (asyncio.Semaphore(settings.concurrency), turns)
+        gate, in_turn = state
+        return gate, next(in_turn)
+
+    def _new_client(self, openai: ModuleType) -> Any:
+        settings = self.settings
+        http_client = openai.DefaultAsyncHttpxClient(
+            headers=IDENTITY_ENCODING, event_hooks={"response": [size_limit_hook(settings.max_response_bytes)]})
+        return openai.AsyncOpenAI(base_url=settings.base_url, api_key=settings.key, max_retries=0,
+                                  timeout=settings.timeout_s, http_client=http_client)
 
     def _not_configured(self) -> JudgeNotConfiguredError:
         return JudgeNotConfiguredError(
