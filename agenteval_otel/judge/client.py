@@ -44,6 +44,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from opentelemetry.trace import Tracer
+import orjson
 from pydantic import BaseModel
 
 from agenteval_otel.errors import (
@@ -112,6 +113,38 @@ def _format_params(response_format: str, shape: type[BaseModel] | None) -> dict[
     if response_format == "json_object":
         return {"response_format": {"type": "json_object"}}
     return {}
+
+
+class _Reply:
+    """A Chat Completions answer read from its JSON body, its fields as attributes (a missing one
+    is ``None``), as the openai types give them but without building those types, which costs
+    more CPU than the rest of reading the answer. ``ValueError`` for a body that is not a JSON
+    object (the call reports it as an answer that is not a readable chat completion)."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self._fields = fields
+
+    @staticmethod
+    def of(body: bytes) -> _Reply:
+        fields = orjson.loads(body)
+        if not isinstance(fields, dict):
+            raise ValueError(f"a JSON {type(fields).__name__}, not an object")
+        return _Reply(fields)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _reply_value(self._fields.get(name))
+
+
+def _reply_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _Reply(value)
+    if isinstance(value, list):
+        return [_reply_value(item) for item in value]
+    return value
 
 
 _CALLS_PER_POOL = 16
@@ -361,18 +394,19 @@ class JudgeClient:
                 # ``post`` sends the body as it is: ``chat.completions.create`` would first walk it
                 # against the API's typed parameters, which costs more CPU than the rest of the
                 # call and changes nothing in a body of plain JSON values like this one
-                return await asyncio.wait_for(
-                    client.post("/chat/completions", cast_to=self._completion_type(), body=params,
+                raw = await asyncio.wait_for(
+                    client.post("/chat/completions", cast_to=self._httpx().Response, body=params,
                                 options={"timeout": remaining}),
                     remaining)
+                return _Reply.of(raw.content)
             finally:
                 self._in_flight[0] -= 1
 
     @staticmethod
-    def _completion_type() -> Any:
-        from openai.types.chat import ChatCompletion
+    def _httpx() -> ModuleType:
+        import httpx
 
-        return ChatCompletion
+        return httpx
 
     def _read(self, response: Any) -> str:
         choices = getattr(response, "choices", None) or []
