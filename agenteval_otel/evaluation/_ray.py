@@ -268,6 +268,9 @@ class _Job:
     keep_trajectories: bool | None
     source_id: str
     criteria_modules: tuple[str, ...]
+    whole_results: bool = True
+    """Whether partitions send back every result whole (the sinks get them so), or only those
+    the report keeps whole (the others without their trajectory, far less to move)."""
 
     def part_file(self, part: int) -> Path:
         return Path(self.run_dir) / f"part-{part}.jsonl"
@@ -313,7 +316,7 @@ def _score_partition(job: _Job, part: int, trajectories: list[Trajectory]) -> _P
                 eval_set, TrajectorySource(trajectories), job.config, done=done,
                 sinks=[run_file, CallbackSink(lambda r: sent.__setitem__(r.eval_id, r))],
                 criterion_timeout_s=job.criterion_timeout_s, runs=job.runs,
-                keep_trajectories=job.keep_trajectories is not False, source_id=job.source_id),
+                keep_trajectories=True if job.whole_results else job.keep_trajectories, source_id=job.source_id),
                 "aevaluate_traces")
             results, other = list(report.results), report.summary.other_eval_set_runs
         else:
@@ -491,6 +494,7 @@ def evaluate_traces_on_ray(
     criteria_modules: Sequence[str] = (),
     max_retries: int = 3,
     shard_bytes: int = SHARD_BYTES,
+    whole_results: bool | None = None,
 ) -> EvalReport:
     """:func:`~agenteval_otel.evaluation.evaluate_traces` on a Ray cluster: the same report
     (but for durations), read, assembled and scored in parallel tasks.
@@ -512,6 +516,10 @@ def evaluate_traces_on_ray(
         max_retries: how often Ray runs a task again when its worker dies; a task that still
             fails stops the job with a ``RuntimeError`` (resume it with ``resume=True``).
         shard_bytes: the largest byte range of an OTLP JSON-lines file one read task takes.
+        whole_results: whether the partitions send every result back whole, with its
+            trajectory, as the ``sinks`` then get it; default: when there are sinks. Without,
+            only the results the report keeps whole come back so (see ``keep_trajectories``):
+            the partitions' run files hold every result whole all the same.
 
     ``ConfigError`` when the ``ray`` extra is missing or the run dir holds another job.
     """
@@ -536,8 +544,9 @@ def evaluate_traces_on_ray(
         run_path = Path(run_dir)
         count = _prepare_run_dir(run_path, partitions, default, fingerprint, resume)
         run_id = eval_set.eval_set_id if eval_set is not None else source_id
+        whole = bool(sinks) or keep_trajectories is True if whole_results is None else whole_results
         job = _Job(eval_set, config, {}, str(run_path.resolve()), run_id, runs, criterion_timeout_s,
-                   keep_trajectories, source_id, tuple(criteria_modules))
+                   keep_trajectories, source_id, tuple(criteria_modules), whole)
         return _run_job(ray, job, count, traces, shards, log_paths, readers, sinks, max_retries, started)
     finally:
         if started_ray:

@@ -137,19 +137,25 @@ def test_policies_over_files_that_split_traces_and_conversations(weather_runs: P
 
 CRASHING_CRITERION = '''
 import os
+import time
 from pathlib import Path
 
 from agenteval_otel.criteria import criterion
 
 ARMED = Path({armed!r})
 SCORED = Path({scored!r})
+PART_FILE = Path({part_file!r})
 
 
 @criterion("dies_once", reference_free=True)
 def dies_once(ctx):
-    """Kills its worker process (a real crash) on the invocation {target!r} while ARMED exists."""
+    """Kills its worker process (a real crash) on the invocation {target!r} while ARMED exists,
+    once its partition's run file holds a result (invocations are scored concurrently)."""
     key = f"{{ctx.actual.trace_id}}:{{ctx.actual.span_id}}"
     if key == {target!r} and ARMED.exists():
+        deadline = time.monotonic() + 10
+        while '"eval_id"' not in (PART_FILE.read_text() if PART_FILE.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.01)
         ARMED.unlink()
         os._exit(1)
     with SCORED.open("a") as log:
@@ -171,10 +177,11 @@ def test_a_job_whose_worker_died_resumes_where_it_stopped(weather_runs: Path, tm
     armed, scored = tmp_path / "armed", tmp_path / "scored.txt"
     armed.touch()
     module = tmp_path / "dies_once.py"
-    module.write_text(CRASHING_CRITERION.format(armed=str(armed), scored=str(scored), target=target))
+    job = tmp_path / "job"
+    module.write_text(CRASHING_CRITERION.format(armed=str(armed), scored=str(scored), target=target,
+                                                part_file=str(job / f"part-{crashing_part}.jsonl")))
     load_criteria_module(str(module))
     config = EvalConfig(criteria={**POLICIES.criteria, "dies_once": {}})
-    job = tmp_path / "job"
     options: dict[str, Any] = {"partitions": partitions, "run_dir": job, "criteria_modules": [str(module)]}
 
     with pytest.raises(RuntimeError, match=r"1 of 2 partition\(s\) failed .*resume=True"):
@@ -192,8 +199,11 @@ def test_a_job_whose_worker_died_resumes_where_it_stopped(weather_runs: Path, tm
     after = scored.read_text(encoding="utf-8").split()
     rerun = after[len(before):]
     assert rerun and {part_of[key] for key in rerun} == {crashing_part}  # only the unfinished partition ran
-    assert sorted(after) == sorted(part_of)  # every invocation scored once: none twice, none lost
-    assert sorted(r.eval_id for r in submitted) == sorted(rerun)
+    assert set(after) == set(part_of)  # none lost (those in flight at the crash ran again)
+    kept_results = [json.loads(line).get("eval_id") for part in range(partitions)
+                    for line in (job / f"part-{part}.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(key for key in kept_results if key in part_of) == sorted(part_of)  # one result each, none twice
+    assert {r.eval_id for r in submitted} <= set(rerun)
     local = evaluate_traces(None, files, config)
     _assert_same(resumed, local, None, files)
     manifest = json.loads((job / "manifest.json").read_text(encoding="utf-8"))
