@@ -43,8 +43,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
-from opentelemetry.trace import Tracer
 import orjson
+from opentelemetry.trace import Tracer
 from pydantic import BaseModel
 
 from agenteval_otel.errors import (
