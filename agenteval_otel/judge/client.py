@@ -394,19 +394,12 @@ class JudgeClient:
                 # ``post`` sends the body as it is: ``chat.completions.create`` would first walk it
                 # against the API's typed parameters, which costs more CPU than the rest of the
                 # call and changes nothing in a body of plain JSON values like this one
-                raw = await asyncio.wait_for(
-                    client.post("/chat/completions", cast_to=self._httpx().Response, body=params,
-                                options={"timeout": remaining}),
+                body = await asyncio.wait_for(
+                    client.post("/chat/completions", cast_to=bytes, body=params, options={"timeout": remaining}),
                     remaining)
-                return _Reply.of(raw.content)
+                return _Reply.of(body)
             finally:
                 self._in_flight[0] -= 1
-
-    @staticmethod
-    def _httpx() -> ModuleType:
-        import httpx
-
-        return httpx
 
     def _read(self, response: Any) -> str:
         choices = getattr(response, "choices", None) or []
