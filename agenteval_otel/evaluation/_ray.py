@@ -37,7 +37,7 @@ import logging
 import os
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -249,71 +249,6 @@ def _route_task(routing: _Routing, *shares: list[Trajectory]) -> Any:
 def _returns(values: tuple[Any, ...]) -> Any:
     """A task's results as Ray takes them: the values, or the one value when there is one."""
     return values if len(values) > 1 else values[0]
-
-
-# --- without an eval set: the spans stay where they were read -----------------------------------
-
-
-class _SpanHolder:
-    """Ray actor behind one partition of a job without an eval set: it reads its share of the
-    shards and keeps their spans by trace; only the traces whose spans it shares with another
-    holder move (to the first holder that has them), then it scores what it holds. Without an
-    eval set each invocation is scored on its own, so a partition needs no more than whole
-    traces, and what crosses processes is trace ids and the few traces cut by a shard's edge."""
-
-    def __init__(self) -> None:
-        self.traces: dict[str, list[SpanRecord]] = {}
-
-    def load(self, shards: Sequence[_Shard], log_paths: Sequence[str]) -> list[str]:
-        """Read ``shards``; the ids of the traces found."""
-        for shard in shards:
-            spans: Iterable[SpanRecord] = _shard_spans(shard)
-            if log_paths:
-                spans = attach_logs(spans, read_logs(log_paths))
-            for span in spans:
-                self.traces.setdefault(span.trace_id, []).append(span)
-        return list(self.traces)
-
-    def give(self, trace_ids: Sequence[str]) -> list[SpanRecord]:
-        """The spans of ``trace_ids``, let go here (another holder scores them)."""
-        return [span for trace_id in trace_ids for span in self.traces.pop(trace_id, [])]
-
-    def score(self, job: _Job, part: int, readers: Sequence[Reader] | None,
-              *given: list[SpanRecord]) -> _PartResult:
-        """Score the traces held, with the spans ``given`` by the other holders."""
-        for spans in given:
-            for span in spans:
-                self.traces.setdefault(span.trace_id, []).append(span)
-        traces, self.traces = self.traces, {}
-        return _score_partition(job, part, [t for spans in traces.values()
-                                            for t in trajectories_from_trace(spans, readers=readers)])
-
-
-def _shared_traces(found: Sequence[Sequence[str]]) -> dict[int, dict[int, list[str]]]:
-    """Which traces each holder gives to which: a trace found by several holders goes to the
-    first of them (giver → {owner: trace ids})."""
-    first: dict[str, int] = {}
-    gives: dict[int, dict[int, list[str]]] = {}
-    for holder, trace_ids in enumerate(found):
-        for trace_id in trace_ids:
-            owner = first.setdefault(trace_id, holder)
-            if owner != holder:
-                gives.setdefault(holder, {}).setdefault(owner, []).append(trace_id)
-    return gives
-
-
-def _held_parts(ray: Any, job: _Job, count: int, shards: Sequence[_Shard], log_paths: Sequence[str],
-                readers: Sequence[Reader] | None, todo: Sequence[int]) -> list[Any]:
-    """The scoring of partitions ``todo`` of a job without an eval set, one holder per partition
-    (shard K read by holder K mod ``count``); their result refs."""
-    holder = ray.remote(_SpanHolder).options(max_restarts=0, max_task_retries=0)
-    holders = [holder.remote() for _ in range(count)]
-    found = ray.get([h.load.remote(list(shards[part::count]), list(log_paths)) for part, h in enumerate(holders)])
-    moved: dict[int, list[Any]] = {part: [] for part in range(count)}
-    for giver, owners in _shared_traces(found).items():
-        for owner, trace_ids in owners.items():
-            moved[owner].append(holders[giver].give.remote(trace_ids))
-    return [holders[part].score.remote(job, part, readers, *moved[part]) for part in todo]
 
 
 # --- scoring: one partition -------------------------------------------------------------------
@@ -618,36 +553,6 @@ def evaluate_traces_on_ray(
             ray.shutdown()
 
 
-def _shuffled_parts(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Shard],
-                    log_paths: Sequence[str], readers: Sequence[Reader] | None, index: _Index | None,
-                    todo: Sequence[int], task: Callable[[Any, int], Any]) -> list[Any]:
-    """The scoring of partitions ``todo`` when traces move to their partitions: spans bucketed by
-    trace, assembled, keyed by conversation (and, with an eval set, by the cases a run may
-    belong to); their result refs."""
-    routing = _Routing(count)
-    if shards:
-        read = task(_read_task, count)
-        shares = [_refs(read.remote(shard, count, list(log_paths)), count) for shard in shards]
-        assemble = task(_assemble_task, count + 1)
-        parts = [assemble.remote(readers, routing, index, *(share[b] for share in shares)) for b in range(count)]
-    else:
-        split = task(_split_task, count + 1)
-        parts = [split.remote(routing, index, batch)
-                 for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
-    if index is not None:
-        touched: _Touched = {}
-        for found in ray.get([p[count] for p in parts]):
-            for key, cases in found.items():
-                touched.setdefault(key, []).extend(cases)
-        assert job.eval_set is not None
-        routes, cases_by_partition = _case_partitions(job.eval_set, touched, count)
-        job = replace(job, cases_by_partition=cases_by_partition)
-        route = task(_route_task, count)
-        parts = [_refs(route.remote(_Routing(count, routes), *p[:count]), count) for p in parts]
-    score = task(_score_task, 1)
-    return [score.remote(job, part, *(p[part] for p in parts)) for part in todo]
-
-
 def _run_job(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Shard], log_paths: Sequence[str],
              readers: Sequence[Reader] | None, sinks: Sequence[EvaluationSink], max_retries: int,
              started: float) -> EvalReport:
@@ -660,10 +565,27 @@ def _run_job(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Sha
         def task(fn: Any, returns: int) -> Any:
             return ray.remote(fn).options(num_returns=returns, max_retries=max_retries)
 
-        if shards and job.eval_set is None:
-            scoring = _held_parts(ray, job, count, shards, log_paths, readers, todo)
+        routing = _Routing(count)
+        if shards:
+            read = task(_read_task, count)
+            shares = [_refs(read.remote(shard, count, list(log_paths)), count) for shard in shards]
+            assemble = task(_assemble_task, count + 1)
+            parts = [assemble.remote(readers, routing, index, *(share[b] for share in shares)) for b in range(count)]
         else:
-            scoring = _shuffled_parts(ray, job, count, traces, shards, log_paths, readers, index, todo, task)
+            split = task(_split_task, count + 1)
+            parts = [split.remote(routing, index, batch)
+                     for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
+        if index is not None:
+            touched: _Touched = {}
+            for found in ray.get([p[count] for p in parts]):
+                for key, cases in found.items():
+                    touched.setdefault(key, []).extend(cases)
+            routes, cases_by_partition = _case_partitions(job.eval_set, touched, count)
+            job = replace(job, cases_by_partition=cases_by_partition)
+            route = task(_route_task, count)
+            parts = [_refs(route.remote(_Routing(count, routes), *p[:count]), count) for p in parts]
+        score = task(_score_task, 1)
+        scoring = [score.remote(job, part, *(p[part] for p in parts)) for part in todo]
     stage = SinkGroup(sinks)
     results = list(earlier.values())
     failures: list[BaseException] = []
