@@ -4,6 +4,7 @@ and through ``MockTransport`` for the shapes a run rarely shows."""
 
 from __future__ import annotations
 
+import http
 import json
 import logging
 import socket
@@ -458,8 +459,8 @@ def test_a_bad_search_answer_is_a_trace_read_error(body: bytes, message: str) ->
          "not a Tempo trace (an object); expected an object with 'batches'"),
         (HttpResponse(404, b""), HttpResponse(200, b'{"batches": [{"scopeSpans": "x"}]}'),
          "batches[0].scopeSpans: expected a list"),
-        (HttpResponse(422, b"trace exceeds max size (max bytes: 5000000)\n"), None,
-         "Tempo answered HTTP 422 Unprocessable Entity: trace exceeds max size (max bytes: 5000000)"),
+        (HttpResponse(422, b"trace exceeds max size (max bytes: 5000000)\n"), None,  # the phrase as Python names it
+         f"Tempo answered HTTP 422 {http.HTTPStatus(422).phrase}: trace exceeds max size (max bytes: 5000000)"),
     ],
 )
 def test_a_bad_trace_answer_is_a_trace_read_error(v2: HttpResponse, v1: HttpResponse | None, message: str) -> None:
