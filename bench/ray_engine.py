@@ -11,6 +11,12 @@ Scored with the policies of ``examples/production_policies.json`` (CPU-bound: pa
 scoring). Rounds are interleaved (local, then Ray, each after a garbage collection) on a local
 Ray cluster of two CPUs started once; the figure is the median of the per-round ratios
 local time ÷ Ray time, printed next to its target (1.6×). The exit status is 1 when it is missed.
+
+Each round also measures the machine's ceiling for any engine on it: two Ray tasks that each run
+the local evaluation on half of the files (no shuffle, no run files, only a count sent back, so
+correct only because these traces do not straddle the halves' files). Whatever the engine does
+beyond that (assembling traces cut across files, keeping conversations together, run files to
+resume from, results sent back) costs on top of this ceiling.
 """
 
 from __future__ import annotations
@@ -103,8 +109,13 @@ def main() -> int:
         size = sum(p.stat().st_size for p in paths) / 2**20
         print(f"{args.traces} traces in {args.files} files ({size:.0f} MB), policies of production_policies.json")
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+
+        @ray.remote
+        def halves(files: list[Path]) -> int:
+            return len(evaluate_traces(None, files, config).results)
+
         try:
-            ratios = []
+            ratios, ceilings = [], []
             for number in range(1, args.rounds + 1):
                 gc.collect()
                 started = time.perf_counter()
@@ -116,14 +127,21 @@ def main() -> int:
                                                 run_dir=Path(folder) / "job")
                 ray_s = time.perf_counter() - started
                 assert len(on_ray.results) == len(local.results) == args.traces
+                gc.collect()
+                started = time.perf_counter()
+                counted = sum(ray.get([halves.remote(paths[i::2]) for i in range(2)]))
+                ceiling_s = time.perf_counter() - started
+                assert counted == args.traces
                 ratios.append(local_s / ray_s)
+                ceilings.append(local_s / ceiling_s)
                 print(f"round {number}: local {local_s:.2f} s ({args.traces / local_s:.0f} traces/s), "
                       f"Ray with 2 workers {ray_s:.2f} s ({args.traces / ray_s:.0f} traces/s), "
-                      f"ratio {ratios[-1]:.2f}x")
+                      f"ratio {ratios[-1]:.2f}x; ceiling (two tasks on halves) {ceilings[-1]:.2f}x")
         finally:
             ray.shutdown()
     ratio = statistics.median(ratios)
-    print(f"throughput on Ray with 2 workers / one local process: median {ratio:.2f}x (target >= {TARGET}x)")
+    print(f"throughput on Ray with 2 workers / one local process: median {ratio:.2f}x (target >= {TARGET}x); "
+          f"the machine's ceiling, two tasks each scoring half the files: median {statistics.median(ceilings):.2f}x")
     return 0 if ratio >= TARGET else 1
 
 
