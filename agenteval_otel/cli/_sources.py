@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agenteval_otel.cli._args import duration, positive_int
 from agenteval_otel.errors import ConfigError
@@ -105,15 +106,24 @@ def source_id(args: argparse.Namespace) -> str:
     return "traces"
 
 
+_Client = TypeVar("_Client")
+
+
+def _client(make: Callable[[str], _Client], option: str, url: str) -> _Client:
+    """A backend's client for ``url``; what it refuses is a ``ConfigError`` naming ``option``
+    (its message shows the URL with credentials masked)."""
+    try:
+        return make(url)
+    except ValueError as exc:
+        raise ConfigError(f"{option}: {exc}") from None
+
+
 def _jaeger(args: argparse.Namespace) -> TraceSource:
     if not args.service:
         raise ConfigError("--jaeger needs --service NAME")
     from agenteval_otel.traces import JaegerClient, JaegerSource
 
-    try:
-        client = JaegerClient(args.jaeger)
-    except ValueError as exc:  # its message shows the URL with credentials masked
-        raise ConfigError(f"--jaeger: {exc}") from None
+    client = _client(JaegerClient, "--jaeger", args.jaeger)
     return JaegerSource(client, args.service, lookback=args.since, limit=args.limit)
 
 
@@ -126,10 +136,7 @@ def _tempo(args: argparse.Namespace) -> TraceSource:
         raise ConfigError("--query: expected a TraceQL query such as '{ resource.service.name = \"NAME\" }', got ''")
     from agenteval_otel.traces import TempoClient, TempoSource
 
-    try:
-        client = TempoClient(args.tempo)
-    except ValueError as exc:  # its message shows the URL with credentials masked
-        raise ConfigError(f"--tempo: {exc}") from None
+    client = _client(TempoClient, "--tempo", args.tempo)
     return TempoSource(client, query, since=args.since, limit=args.limit)
 
 
@@ -138,10 +145,7 @@ def _phoenix(args: argparse.Namespace) -> TraceSource:
         raise ConfigError("--phoenix needs --project NAME (a project's name or id)")
     from agenteval_otel.traces import PhoenixClient, PhoenixSource
 
-    try:
-        client = PhoenixClient(args.phoenix)
-    except ValueError as exc:  # its message shows the URL with credentials masked
-        raise ConfigError(f"--phoenix: {exc}") from None
+    client = _client(PhoenixClient, "--phoenix", args.phoenix)
     try:
         return PhoenixSource(client, args.project, filter=args.filter, since=args.since, limit=args.limit)
     except ValueError as exc:

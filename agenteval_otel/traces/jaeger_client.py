@@ -43,6 +43,7 @@ __all__ = [
     "MockTransport",
     "Transport",
     "UrllibTransport",
+    "client_transport",
     "mask_url",
 ]
 
@@ -281,6 +282,19 @@ def _reason(response: HttpResponse) -> str:
         return ""
 
 
+def client_transport(transport: Transport | None, timeout: float, max_body_bytes: int) -> Transport:
+    """A trace backend client's transport: ``transport`` checked, or a ``UrllibTransport`` with
+    one deadline of ``timeout`` seconds per request reading at most ``max_body_bytes``
+    (``ValueError`` for a timeout or limit out of range, ``TypeError`` for a transport that is not one)."""
+    if timeout <= 0:
+        raise ValueError("timeout must be positive")
+    if max_body_bytes < 1:
+        raise ValueError("max_body_bytes must be at least 1")
+    if transport is not None and not isinstance(transport, Transport):
+        raise TypeError(f"transport must have handle_request(request), not be {type(transport).__name__}")
+    return transport if transport is not None else UrllibTransport(timeout, max_body_bytes)
+
+
 class JaegerClient:
     """Reads traces from the Jaeger query service's HTTP API (``/api/traces``).
 
@@ -302,17 +316,10 @@ class JaegerClient:
         parsed = urllib.parse.urlparse(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"base_url must be an http(s) URL, got {mask_url(base_url)!r}")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        if max_body_bytes < 1:
-            raise ValueError("max_body_bytes must be at least 1")
-        if transport is not None and not isinstance(transport, Transport):
-            raise TypeError(f"transport must have handle_request(request), not be {type(transport).__name__}")
+        self.transport = client_transport(transport, timeout, max_body_bytes)
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.max_body_bytes = max_body_bytes
-        self.transport: Transport = (
-            transport if transport is not None else UrllibTransport(timeout, max_body_bytes))
 
     def get_trace(self, trace_id: str) -> list[SpanRecord]:
         """The spans of one trace (``/api/traces/{id}``)."""

@@ -40,7 +40,7 @@ from agenteval_otel.traces.jaeger_client import (
     HttpRequest,
     HttpResponse,
     Transport,
-    UrllibTransport,
+    client_transport,
 )
 from agenteval_otel.traces.otlp_json import record_from_span
 from agenteval_otel.traces.sources import PathLike, TraceSource
@@ -87,21 +87,14 @@ class PhoenixClient:
         parsed = urllib.parse.urlparse(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise ValueError(f"base_url must be an http(s) URL, got {mask_url(base_url)!r}")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        if max_body_bytes < 1:
-            raise ValueError("max_body_bytes must be at least 1")
+        self.transport = client_transport(transport, timeout, max_body_bytes)
         if not 1 <= spans_per_page <= _MAX_PAGE:
             raise ValueError(f"spans_per_page must be from 1 to {_MAX_PAGE}, got {spans_per_page}")
-        if transport is not None and not isinstance(transport, Transport):
-            raise TypeError(f"transport must have handle_request(request), not be {type(transport).__name__}")
         self.base_url = base_url.rstrip("/")
         self.spans_per_page = spans_per_page
         self._api_key = os.environ.get(API_KEY_ENV, "") if api_key is None else api_key
         self._key_source = f"the API key in {API_KEY_ENV}" if api_key is None else "the API key given"
         self.max_body_bytes = max_body_bytes
-        self.transport: Transport = (
-            transport if transport is not None else UrllibTransport(timeout, max_body_bytes))
 
     def trace_ids(
         self,

@@ -45,9 +45,9 @@ from agenteval_otel.traces.jaeger_client import (
     DEFAULT_MAX_BODY_BYTES,
     HttpRequest,
     Transport,
-    UrllibTransport,
     _reason,
     _shortened,
+    client_transport,
 )
 from agenteval_otel.traces.otlp_json import iter_records
 from agenteval_otel.traces.sources import PathLike, TraceSource
@@ -110,12 +110,7 @@ class TempoClient:
             raise ValueError(f"base_url must be an http(s) URL such as http://tempo:3200, got {mask_url(base_url)!r}")
         if parts.query or parts.fragment:
             raise ValueError(f"base_url is Tempo's address, without a query, got {mask_url(base_url)!r}")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        if max_body_bytes < 1:
-            raise ValueError("max_body_bytes must be at least 1")
-        if transport is not None and not isinstance(transport, Transport):
-            raise TypeError(f"transport must have handle_request(request), not be {type(transport).__name__}")
+        self.transport = client_transport(transport, timeout, max_body_bytes)
         if token is not None and user is not None:
             raise ValueError("give a token or a user and password in base_url, not both")
         if user is None and token is None:
@@ -126,7 +121,6 @@ class TempoClient:
         self.base_url = urllib.parse.urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
         self.timeout = timeout
         self.max_body_bytes = max_body_bytes
-        self.transport: Transport = transport if transport is not None else UrllibTransport(timeout, max_body_bytes)
         self._v1_only = False
 
     def __repr__(self) -> str:
