@@ -97,8 +97,12 @@ class RunProgress:
         return text
 
     def line(self, now: float | None = None) -> str:
-        """One plain line: counts, rate, share done, time left and status."""
-        parts = [f"{self.kind}: {self.counts()}"]
+        """One plain line: the kind, then :meth:`figures`."""
+        return f"{self.kind}: {self.figures(now)}"
+
+    def figures(self, now: float | None = None) -> str:
+        """Counts, rate, share done, time left and status."""
+        parts = [self.counts()]
         rate = self.rate(now)
         if rate is not None:
             parts[0] += f" ({rate:.1f}/s)"
@@ -169,7 +173,7 @@ class _Figures(ProgressColumn):
         self.state = state
 
     def render(self, task: Task) -> RenderableType:
-        return Text(self.state.line().split(": ", 1)[1], style="progress.download")
+        return Text(self.state.figures(), style="progress.download")
 
 
 @contextmanager
