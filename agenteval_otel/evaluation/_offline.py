@@ -59,7 +59,7 @@ from agenteval_otel.results import (
     SinkGroup,
     SummaryTally,
 )
-from agenteval_otel.traces.sources import PathLike, TraceSourceLike, trace_source
+from agenteval_otel.traces.sources import PathLike, TraceSource, TraceSourceLike, trace_source
 from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -454,6 +454,8 @@ class _Results:
         self.entries: dict[str, HeldResult] = {}
         self.runs: dict[str, list[tuple[tuple[int, int, int], HeldResult]]] = {}
         """With every run scored: each case's runs so far, in time order."""
+        self.set_aside_later: dict[str, int] = {}
+        """The cases whose older runs were found after they were scored, with their count."""
 
     def place(self, eval_id: str) -> int:
         """The position of ``eval_id`` in the report (a new one goes last)."""
@@ -484,8 +486,15 @@ class _Results:
         return aggregate_runs([run if o == order else self._result(e) for o, e in runs])
 
     def set_aside(self, eval_id: str, count: int) -> None:
-        """The case's result counts ``count`` older runs set aside."""
+        """The case's result counts ``count`` older runs set aside (found after it was scored)."""
         self.put(self._result(self.entries[eval_id]).model_copy(update={"set_aside_runs": count}))
+        self.set_aside_later[eval_id] = count
+
+    def include(self, done: Mapping[str, EvalCaseResult]) -> None:
+        """Hold the ``done`` results placed in the report (resumed ones, counted already)."""
+        for eval_id, result in done.items():
+            if eval_id in self.positions and eval_id not in self.entries:
+                self.entries[eval_id] = self._entry(result)
 
     def order(self) -> list[str]:
         """The report's order: the cases (and results resumed) as placed, then the invocations
@@ -628,7 +637,42 @@ async def aevaluate_traces(
     """
     started = time.perf_counter()
     config = _config_for(eval_set, config)
-    traces = trace_source(source, logs)
+    results_stage = SinkGroup(sinks)
+    done = dict(done or {})
+    held, other_eval_set_runs = await _score_traces(
+        eval_set, trace_source(source, logs), config, results_stage, done=done,
+        criterion_timeout_s=criterion_timeout_s, runs=runs, readers=readers, keep_trajectories=keep_trajectories,
+        concurrency=concurrency, judge=judge)
+    summary = held.tally.summary()
+    summary.other_eval_set_runs = other_eval_set_runs
+    report = EvalReport.from_results(
+        eval_set.eval_set_id if eval_set is not None else source_id, held.report(done),
+        eval_set_name=(eval_set.name or None) if eval_set is not None else None,
+        config_used=config.model_dump(mode="json"), summary=summary,
+        duration_seconds=time.perf_counter() - started,
+    )
+    results_stage.finish(report)
+    results_stage.force_flush()
+    return report
+
+
+async def _score_traces(
+    eval_set: EvalSet | None,
+    traces: TraceSource,
+    config: EvalConfig,
+    results_stage: SinkGroup,
+    *,
+    done: dict[str, EvalCaseResult],
+    criterion_timeout_s: float | None,
+    runs: RunChoice,
+    readers: Sequence[Reader] | None,
+    keep_trajectories: bool | None,
+    concurrency: int | None,
+    judge: JudgeClient | None,
+) -> tuple[_Results, int]:
+    """The work of :func:`aevaluate_traces`: every result scored (and submitted to
+    ``results_stage``) held with the summary's tally (the ``done`` ones counted too), and the
+    number of runs set aside as another eval set's."""
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     judge = judge if judge is not None else default_judge()
@@ -636,8 +680,6 @@ async def aevaluate_traces(
     scorer = Scorer(config, judge=judge, criterion_timeout_s=criterion_timeout_s,
                     concurrency=cases_at_once * max(1, len(config.enabled())))
     in_flight = _InFlight(cases_at_once)
-    results_stage = SinkGroup(sinks)
-    done = dict(done or {})
     cases = eval_set.eval_cases if eval_set is not None else []
     pending = [case for case in cases if case.eval_id not in done]
     held = _Results([case.eval_id for case in cases], keep_trajectories)
@@ -708,17 +750,8 @@ async def aevaluate_traces(
     for eval_id, result in done.items():
         if eval_id in held.positions:
             held.tally.add(result, held.positions[eval_id])
-    summary = held.tally.summary()
-    summary.other_eval_set_runs = matcher.other_eval_set_runs
-    report = EvalReport.from_results(
-        eval_set.eval_set_id if eval_set is not None else source_id, held.report(done),
-        eval_set_name=(eval_set.name or None) if eval_set is not None else None,
-        config_used=config.model_dump(mode="json"), summary=summary,
-        duration_seconds=time.perf_counter() - started,
-    )
-    results_stage.finish(report)
-    results_stage.force_flush()
-    return report
+    return held, matcher.other_eval_set_runs
+
 
 def evaluate_traces(
     eval_set: EvalSet | None,

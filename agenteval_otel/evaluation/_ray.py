@@ -32,12 +32,14 @@ here, when this engine is used.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
+import re
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -48,21 +50,27 @@ from agenteval_otel.criteria import EvalConfig, load_criteria_module
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evalsets import EvalSet
 from agenteval_otel.evaluation._offline import (
+    MAX_KEPT_TRAJECTORIES,
     RunChoice,
     _config_for,
     _Index,
     _Results,
-    aevaluate_traces,
+    _score_traces,
 )
 from agenteval_otel.evaluation._scoring import DEFAULT_CRITERION_TIMEOUT_S, invocation_key
 from agenteval_otel.evaluation._sync import run_sync
 from agenteval_otel.results import (
     CallbackSink,
+    CaseResults,
     EvalCaseResult,
     EvalReport,
     EvaluationSink,
+    HeldResult,
+    ResultCodec,
     RunFile,
     SinkGroup,
+    SummaryTally,
+    slim,
 )
 from agenteval_otel.traces import TraceFileSource, TrajectorySource, read_spans
 from agenteval_otel.traces.files import is_logs_file, read_logs
@@ -71,7 +79,7 @@ from agenteval_otel.traces.sources import PathLike, TraceSourceLike, trace_sourc
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.conventions import Reader
 from agenteval_otel.trajectory.logs import attach_logs
-from agenteval_otel.trajectory.spans import SpanRecord
+from agenteval_otel.trajectory.spans import SpanRecord, normalize_trace_id
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["RAY_HINT", "evaluate_traces_on_ray"]
@@ -97,56 +105,94 @@ def stable_hash(key: str, buckets: int) -> int:
     return zlib.crc32(key.encode()) % buckets
 
 
-# --- reading: shards of trace files -----------------------------------------------------------
+# --- reading: shards of trace files, and the traces cut across them -----------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class _Shard:
-    """One read task's share: a whole trace file (``end`` is ``None``), or the lines of an OTLP
-    JSON-lines file that start in ``[start, end)``."""
+    """One unit of reading: the lines of an OTLP JSON-lines file that start in ``[start, end)``,
+    or a whole trace file of another format (``end`` is ``None``)."""
 
     path: str
     start: int = 0
     end: int | None = None
 
 
-def _shards(paths: Iterable[PathLike], shard_bytes: int) -> list[_Shard]:
-    """The read tasks of trace files: OTLP JSON-lines files cut into byte ranges of at most
-    ``shard_bytes``, any other file whole (``TraceReadError`` naming a file that is no trace file)."""
-    found: list[_Shard] = []
+def _plans_of_files(paths: Iterable[PathLike], partitions: int, shard_bytes: int) -> list[list[_Shard]]:
+    """The shards of trace files in ``partitions`` groups of about equal size, or more when
+    groups would exceed ``shard_bytes``: OTLP JSON-lines files cut into byte ranges, any other
+    file whole. Neighbouring ranges share a group (a trace cut across them is read whole there).
+    ``TraceReadError`` names a file that is no trace file."""
+    found: list[tuple[_Shard, int]] = []
     for path in paths:
         text = os.fspath(path)
-        size = os.path.getsize(text) if os.path.exists(text) else 0
-        if size > shard_bytes and read_spans(text).format == OTLP_JSON.lines_name:
-            found.extend(_Shard(text, start, min(start + shard_bytes, size)) for start in range(0, size, shard_bytes))
+        read_spans(text)  # a missing, empty or unknown file fails here, on the driver, naming it
+        found.append((_Shard(text, 0, None), os.path.getsize(text)))
+    total = sum(size for _, size in found)
+    count = max(partitions, -(-total // shard_bytes))
+    target = max(1, -(-total // count))
+    shards: list[tuple[_Shard, int]] = []
+    for shard, size in found:
+        if read_spans(shard.path).format == OTLP_JSON.lines_name:
+            shards.extend((_Shard(shard.path, start, min(start + target, size)), min(target, size - start))
+                          for start in range(0, max(size, 1), target))
         else:
-            read_spans(text)  # a missing, empty or unknown file fails here, on the driver, naming it
-            found.append(_Shard(text))
+            shards.append((shard, size))
+    groups: list[list[_Shard]] = [[] for _ in range(count)]
+    offset = 0
+    for shard, size in shards:
+        groups[min(count - 1, offset // target)].append(shard)
+        offset += size
+    return groups
+
+
+def _range_data(shard: _Shard) -> bytes:
+    """The bytes of the lines of ``shard``'s file that start inside its byte range."""
+    assert shard.end is not None
+    with open(shard.path, "rb") as handle:
+        start = shard.start
+        if start:
+            handle.seek(start - 1)
+            if handle.read(1) != b"\n":
+                handle.readline()  # the line begun before the range belongs to the range before
+            start = handle.tell()
+        if start >= shard.end:
+            return b""
+        data = handle.read(shard.end - start)
+        if not data.endswith(b"\n"):
+            data += handle.readline()  # the range's last line, to its end
+    return data.removeprefix(_BOM) if shard.start == 0 else data
+
+
+_TRACE_ID = re.compile(rb'"(?:traceId|trace_id)"\s*:\s*"([^"\\]*)"')
+"""A span's trace id in an OTLP JSON document, found without parsing it."""
+
+
+def _trace_ids(raw: Iterable[bytes]) -> dict[bytes, str]:
+    """Raw trace ids as found in OTLP JSON, each with its normalised form (unreadable ones left out)."""
+    found: dict[bytes, str] = {}
+    for value in set(raw):
+        try:
+            normal = normalize_trace_id(value.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if normal is not None:
+            found[value] = normal
     return found
 
 
-def _range_lines(shard: _Shard) -> Iterator[bytes]:
-    """The lines of ``shard``'s file that start inside its byte range."""
-    end = shard.end if shard.end is not None else 0
-    with open(shard.path, "rb") as handle:
-        if shard.start:
-            handle.seek(shard.start - 1)
-            if handle.read(1) != b"\n":
-                handle.readline()  # the line begun before the range belongs to the range before
-        while handle.tell() < end:
-            line = handle.readline()
-            if not line:
-                break
-            yield line.removeprefix(_BOM) if shard.start == 0 else line
-
-
-def _shard_spans(shard: _Shard) -> Iterator[SpanRecord]:
-    """The spans of one shard; a corrupt line of a range is skipped and counted in a warning."""
+def _scan_task(shard: _Shard) -> frozenset[str]:
+    """Ray task: the ids of the traces with spans in ``shard`` (its JSON lines only searched, not parsed)."""
     if shard.end is None:
-        yield from read_spans(shard.path)
-        return
+        return frozenset(span.trace_id for span in read_spans(shard.path))
+    return frozenset(_trace_ids(_TRACE_ID.findall(_range_data(shard))).values())
+
+
+def _lines_spans(shard: _Shard, lines: Iterable[bytes], keep: Callable[[str], bool]) -> Iterator[SpanRecord]:
+    """The spans in OTLP JSON ``lines`` of ``shard`` whose trace ``keep`` takes; a line that is no
+    trace document is skipped and counted in a warning."""
     skipped = 0
-    for line in _range_lines(shard):
+    for line in lines:
         if not line.strip():
             continue
         try:
@@ -156,21 +202,96 @@ def _shard_spans(shard: _Shard) -> Iterator[SpanRecord]:
         if records is None:
             skipped += 1
             continue
-        yield from records
+        yield from (span for span in records if keep(span.trace_id))
     if skipped:
         _log.warning("%s: %d line(s) between bytes %d and %d are not trace documents; skipped",
                      shard.path, skipped, shard.start, shard.end)
 
 
-def _read_task(shard: _Shard, buckets: int, log_paths: Sequence[str]) -> Any:
-    """Ray task: the spans of ``shard``, one list per trace bucket."""
-    spans: Iterable[SpanRecord] = _shard_spans(shard)
-    if log_paths:
-        spans = attach_logs(spans, read_logs(log_paths))
-    by_bucket: tuple[list[SpanRecord], ...] = tuple([] for _ in range(buckets))
-    for span in spans:
-        by_bucket[stable_hash(span.trace_id, buckets)].append(span)
-    return _returns(by_bucket)
+def _shard_spans(shard: _Shard, keep: Callable[[str], bool]) -> Iterator[SpanRecord]:
+    """The spans of ``shard`` whose trace ``keep`` takes."""
+    if shard.end is None:
+        return (span for span in read_spans(shard.path) if keep(span.trace_id))
+    return _lines_spans(shard, _range_data(shard).splitlines(), keep)
+
+
+def _cut_spans(shard: _Shard, wanted: frozenset[str]) -> Iterator[SpanRecord]:
+    """The spans of the traces ``wanted`` in ``shard`` (of traces cut across shards): only the
+    lines that name one of them are parsed."""
+    if shard.end is None:
+        return _shard_spans(shard, wanted.__contains__)
+    data = _range_data(shard)
+    matches = list(_TRACE_ID.finditer(data))
+    normal = _trace_ids(match.group(1) for match in matches)
+    starts: dict[int, int] = {}
+    for match in matches:
+        if normal.get(match.group(1)) in wanted:
+            begin = data.rfind(b"\n", 0, match.start()) + 1
+            if begin not in starts:
+                stop = data.find(b"\n", match.end())
+                starts[begin] = len(data) if stop < 0 else stop
+    return _lines_spans(shard, (data[begin:stop] for begin, stop in sorted(starts.items())), wanted.__contains__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What one task reads: its shards, less the traces another task reads whole (``given``),
+    plus the traces it reads whole that other shards hold spans of (``taken``, by shard)."""
+
+    shards: tuple[_Shard, ...]
+    given: frozenset[str] = frozenset()
+    taken: tuple[tuple[_Shard, frozenset[str]], ...] = ()
+
+    def trajectories(self, log_paths: Sequence[str], readers: Sequence[Reader] | None) -> list[Trajectory]:
+        """The trajectories of the traces this plan reads, each trace assembled whole."""
+        keep = (lambda trace_id: trace_id not in self.given) if self.given else (lambda trace_id: True)
+        spans: Iterable[SpanRecord] = itertools.chain(
+            *(_shard_spans(shard, keep) for shard in self.shards),
+            *(_cut_spans(shard, wanted) for shard, wanted in self.taken))
+        if log_paths:
+            spans = attach_logs(spans, read_logs(log_paths))
+        traces: dict[str, list[SpanRecord]] = {}
+        for span in spans:
+            traces.setdefault(span.trace_id, []).append(span)
+        return [t for found in traces.values() for t in trajectories_from_trace(found, readers=readers)]
+
+
+def _plans(groups: Sequence[Sequence[_Shard]], scans: Sequence[frozenset[str]]) -> list[_Plan]:
+    """The groups' plans: a trace with spans in several groups is read whole by the first of
+    them, which takes its spans from the others' shards (``scans``: each shard's trace ids, in
+    the groups' order)."""
+    owner: dict[str, int] = {}
+    held: list[list[tuple[_Shard, frozenset[str]]]] = []
+    shards = iter(scans)
+    for number, group in enumerate(groups):
+        held.append([(shard, next(shards)) for shard in group])
+        for _, ids in held[-1]:
+            for trace_id in ids:
+                owner.setdefault(trace_id, number)
+    given: list[set[str]] = [set() for _ in groups]
+    taken: list[dict[_Shard, set[str]]] = [{} for _ in groups]
+    for number, shard_ids in enumerate(held):
+        for shard, ids in shard_ids:
+            for trace_id in ids:
+                first = owner[trace_id]
+                if first != number:
+                    given[number].add(trace_id)
+                    taken[first].setdefault(shard, set()).add(trace_id)
+    return [_Plan(tuple(group), frozenset(given[n]), tuple((shard, frozenset(ids)) for shard, ids in taken[n].items()))
+            for n, group in enumerate(groups)]
+
+
+def _plan_score_task(job: _Job, part: int, plan: _Plan, log_paths: Sequence[str],
+                     readers: Sequence[Reader] | None) -> _PartResult:
+    """Ray task: read partition ``part``'s plan and score its trajectories (no eval set: each
+    invocation is scored alone, so nothing needs to move between partitions)."""
+    return _score_partition(job, part, plan.trajectories(log_paths, readers))
+
+
+def _plan_split_task(plan: _Plan, log_paths: Sequence[str], readers: Sequence[Reader] | None,
+                     routing: _Routing, index: _Index | None) -> tuple[Any, ...]:
+    """Ray task: read a plan; its trajectories by partition, and the keys that touch an eval case."""
+    return _by_partition(plan.trajectories(log_paths, readers), routing, index)
 
 
 # --- assembling: traces whole, keyed by conversation --------------------------------------------
@@ -222,18 +343,6 @@ def _by_partition(trajectories: Iterable[Trajectory], routing: _Routing,
             touched.setdefault(key, []).extend(cases)
         parts[routing.partition(key)].append(trajectory)
     return (*parts, touched)
-
-
-def _assemble_task(readers: Sequence[Reader] | None, routing: _Routing, index: _Index | None,
-                   *shares: list[SpanRecord]) -> tuple[Any, ...]:
-    """Ray task: the traces of one bucket (its share of each shard, in shard order) assembled
-    whole, their trajectories by partition, and the keys that touch an eval case."""
-    traces: dict[str, list[SpanRecord]] = {}
-    for share in shares:
-        for span in share:
-            traces.setdefault(span.trace_id, []).append(span)
-    return _by_partition((t for spans in traces.values() for t in trajectories_from_trace(spans, readers=readers)),
-                         routing, index)
 
 
 def _split_task(routing: _Routing, index: _Index | None, batch: list[Trajectory]) -> tuple[Any, ...]:
@@ -292,13 +401,31 @@ def _time_order(trajectory: Trajectory) -> tuple[int, str, str]:
 
 @dataclass(slots=True)
 class _PartResult:
-    """A partition's results as its report holds them, the ids scored in this job, the runs it
-    set aside as another eval set's, and the start time of each invocation scored without a case."""
+    """A partition's results, held as its report holds them (with their tally), the runs it set
+    aside as another eval set's, the start time of each invocation scored without a case, and
+    the results new in this job, whole, for the sinks (when the job sends them)."""
 
-    results: list[EvalCaseResult]
-    new: set[str]
+    held: _Results
     other_eval_set_runs: int
     starts: dict[str, int]
+    sent: list[EvalCaseResult]
+
+
+class _RunFileSink:
+    """The partition's run file as a sink: passed results slim (without their trajectory) unless
+    the job keeps every trajectory, so that writing it costs little next to scoring."""
+
+    def __init__(self, run_file: RunFile, keep_trajectories: bool | None) -> None:
+        self.run_file, self.whole = run_file, keep_trajectories is True
+
+    def submit(self, result: EvalCaseResult) -> None:
+        self.run_file.submit(result if self.whole or result.status != "passed" else slim(result))
+
+    def force_flush(self, timeout: float | None = None) -> bool:
+        return self.run_file.force_flush(timeout)
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        return self.run_file.shutdown(timeout)
 
 
 def _score_partition(job: _Job, part: int, trajectories: list[Trajectory]) -> _PartResult:
@@ -307,35 +434,31 @@ def _score_partition(job: _Job, part: int, trajectories: list[Trajectory]) -> _P
         load_criteria_module(module)
     trajectories.sort(key=_time_order)
     eval_set = job.sub_eval_set(part)
-    run_file = RunFile(job.part_file(part), job.run_id, job.config)
-    done = run_file.open(resume=True)
+    run_file = _RunFileSink(RunFile(job.part_file(part), job.run_id, job.config), job.keep_trajectories)
+    done = run_file.run_file.open(resume=True)
     sent: dict[str, EvalCaseResult] = {}
     try:
-        if trajectories or (eval_set is not None and eval_set.eval_cases):
-            report = run_sync(aevaluate_traces(
-                eval_set, TrajectorySource(trajectories), job.config, done=done,
-                sinks=[run_file, CallbackSink(lambda r: sent.__setitem__(r.eval_id, r))],
-                criterion_timeout_s=job.criterion_timeout_s, runs=job.runs,
-                keep_trajectories=True if job.whole_results else job.keep_trajectories, source_id=job.source_id),
-                "aevaluate_traces")
-            results, other = list(report.results), report.summary.other_eval_set_runs
-        else:
-            results, other = [], 0
-        for result in results:  # older runs found after a case was scored: its run file line says so too
-            last = sent.get(result.eval_id)
-            if last is not None and last.set_aside_runs != result.set_aside_runs:
-                run_file.submit(last.model_copy(update={"set_aside_runs": result.set_aside_runs}))
+        held, other = run_sync(_score_traces(
+            eval_set, TrajectorySource(trajectories), job.config,
+            SinkGroup([run_file, CallbackSink(lambda r: sent.__setitem__(r.eval_id, r))]), done=done,
+            criterion_timeout_s=job.criterion_timeout_s, runs=job.runs, readers=None, keep_trajectories=job.keep_trajectories,
+            concurrency=None, judge=None), "aevaluate_traces")
+        for eval_id, count in held.set_aside_later.items():  # older runs found after the case was scored
+            if eval_id in sent:
+                sent[eval_id] = sent[eval_id].model_copy(update={"set_aside_runs": count})
+                run_file.submit(sent[eval_id])
     finally:
         run_file.shutdown()
+    held.include(done)
     cases = {case.eval_id for case in eval_set.eval_cases} if eval_set is not None else set()
     starts = {invocation_key(t): t.start_ns or 0 for t in trajectories}
-    starts = {r.eval_id: starts.get(r.eval_id, 0) for r in results if r.eval_id not in cases}
-    finished = {"results": len(results), "other_eval_set_runs": other, "starts": starts}
+    starts = {eval_id: starts.get(eval_id, 0) for eval_id in held.entries if eval_id not in cases}
+    finished = {"results": len(held.entries), "other_eval_set_runs": other, "starts": starts}
     marker = job.done_file(part)
     temporary = marker.with_suffix(".tmp")
     temporary.write_text(json.dumps(finished), encoding="utf-8")
     temporary.replace(marker)  # a partition is finished only once its marker is whole
-    return _PartResult(results, set(sent) - set(done), other, starts)
+    return _PartResult(held, other, starts, list(sent.values()) if job.whole_results else [])
 
 
 def _score_task(job: _Job, part: int, *shares: list[Trajectory]) -> _PartResult:
@@ -351,8 +474,11 @@ def _finished(job: _Job, part: int) -> _PartResult | None:
     finished = json.loads(marker.read_text(encoding="utf-8"))
     with RunFile(job.part_file(part), job.run_id, job.config) as run_file:
         done = run_file.open(resume=True)
-    return _PartResult(list(done.values()), set(), int(finished["other_eval_set_runs"]),
-                       {k: int(v) for k, v in finished["starts"].items()})
+    held = _Results((), job.keep_trajectories)
+    for result in done.values():
+        held.put(result)
+    return _PartResult(held, int(finished["other_eval_set_runs"]),
+                       {k: int(v) for k, v in finished["starts"].items()}, [])
 
 
 # --- the driver -------------------------------------------------------------------------------
@@ -367,12 +493,13 @@ def _import_ray() -> Any:
 
 
 def _fingerprint(eval_set: EvalSet | None, config: EvalConfig, runs: RunChoice, source: object,
-                 shards: Sequence[_Shard], logs: Sequence[str]) -> str:
+                 paths: Sequence[str], logs: Sequence[str], shard_bytes: int) -> str:
     """A hash of what a job scores: the eval set, the config, the run choice and the input (each
-    file's path, size and modification time; another source by its description)."""
+    file's path, size and modification time, and how files are cut; another source by its
+    description)."""
     parts: list[Any] = [eval_set.model_dump(mode="json") if eval_set is not None else None,
-                        config.model_dump(mode="json"), runs]
-    files = sorted({shard.path for shard in shards} | set(logs))
+                        config.model_dump(mode="json"), runs, shard_bytes]
+    files = sorted(set(paths) | set(logs))
     if files:
         parts.append([(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in files])
     else:
@@ -434,31 +561,50 @@ def _case_partitions(eval_set: EvalSet | None, touched: Mapping[str, Sequence[st
     return routes, {part: tuple(ids) for part, ids in by_part.items()}
 
 
-def _merge(eval_set: EvalSet | None, parts: Iterable[_PartResult], keep_trajectories: bool | None,
+def _merge(eval_set: EvalSet | None, parts: Sequence[_PartResult], keep_trajectories: bool | None,
            config: EvalConfig, source_id: str, started: float) -> EvalReport:
-    """One report from the partitions': the eval set's cases in its order, then the invocations
-    scored without a case by their root's start time (ties by invocation key)."""
+    """One report from the partitions', nothing decoded: the eval set's cases in its order, then
+    the invocations scored without a case by their root's start time (ties by invocation key);
+    whole results past the first ``MAX_KEPT_TRAJECTORIES`` failed ones slimmed, as a local run
+    holds them."""
     cases = [case.eval_id for case in eval_set.eval_cases] if eval_set is not None else []
     position = {eval_id: i for i, eval_id in enumerate(cases)}
-    found: list[tuple[tuple[int, int, str], EvalCaseResult]] = []
+    found: list[tuple[tuple[int, int, str], str, HeldResult, int]] = []
+    for number, part in enumerate(parts):
+        for eval_id, entry in part.held.entries.items():
+            place = position.get(eval_id)
+            key = (0, place, "") if place is not None else (1, part.starts.get(eval_id, 0), eval_id)
+            found.append((key, eval_id, entry, number))
+    found.sort(key=lambda item: item[0])
+    results = CaseResults()
+    placed: dict[str, int] = {}
+    kept = 0
+    for _, eval_id, entry, number in found:
+        codec: ResultCodec | None = parts[number].held.codec
+        if not isinstance(entry, bytes) and keep_trajectories is None:
+            if kept < MAX_KEPT_TRAJECTORIES and entry.status != "passed":
+                kept += 1
+            else:
+                entry, codec = results.codec.encode(entry), None
+        placed[eval_id] = len(placed)
+        results.append_entry(eval_id, entry, codec)
+    tally = SummaryTally()
     other_eval_set_runs = 0
     for part in parts:
         other_eval_set_runs += part.other_eval_set_runs
-        for result in part.results:
-            if result.eval_id in position:
-                found.append(((0, position[result.eval_id], ""), result))
-            else:
-                found.append(((1, part.starts.get(result.eval_id, 0), result.eval_id), result))
-    held = _Results(cases, keep_trajectories)
-    for _, result in sorted(found, key=lambda item: item[0]):
-        held.put(result)
-    summary = held.tally.summary()
+        ids = {place: eval_id for eval_id, place in part.held.positions.items()}
+
+        def global_place(place: int, ids: Mapping[int, str] = ids) -> int:
+            return placed.get(ids.get(place, ""), len(placed))
+
+        tally.merge(part.held.tally, global_place)
+    summary = tally.summary()
     summary.other_eval_set_runs = other_eval_set_runs
     if summary.set_aside_runs:
         _log.warning("the traces hold several runs of some cases: scored the latest run of each and set %d "
                      "older run(s) aside (score every run with --all-runs, or runs='all')", summary.set_aside_runs)
     return EvalReport.from_results(
-        eval_set.eval_set_id if eval_set is not None else source_id, held.report({}),
+        eval_set.eval_set_id if eval_set is not None else source_id, results,
         eval_set_name=(eval_set.name or None) if eval_set is not None else None,
         config_used=config.model_dump(mode="json"), summary=summary,
         duration_seconds=time.perf_counter() - started)
@@ -529,33 +675,37 @@ def evaluate_traces_on_ray(
         load_criteria_module(module)
     config = _config_for(eval_set, config)
     traces = trace_source(source, logs)
-    shards: list[_Shard] = []
+    trace_paths: list[str] = []
     log_paths: list[str] = []
     if isinstance(traces, TraceFileSource):
         log_paths = [os.fspath(p) for p in traces.logs] + [os.fspath(p) for p in traces.paths if is_logs_file(p)]
-        shards = _shards([p for p in traces.paths if os.fspath(p) not in log_paths], shard_bytes)
+        trace_paths = [os.fspath(p) for p in traces.paths if os.fspath(p) not in log_paths]
+        for path in trace_paths:
+            read_spans(path)  # a missing, empty or unknown file fails here, on the driver, naming it
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
                  configure_logging=False)
     try:
         default = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
-        fingerprint = _fingerprint(eval_set, config, runs, traces, shards, log_paths)
+        fingerprint = _fingerprint(eval_set, config, runs, traces, trace_paths, log_paths, shard_bytes)
         run_path = Path(run_dir)
         count = _prepare_run_dir(run_path, partitions, default, fingerprint, resume)
+        groups = _plans_of_files(trace_paths, count, shard_bytes) if trace_paths else []
         run_id = eval_set.eval_set_id if eval_set is not None else source_id
         whole = bool(sinks) or keep_trajectories is True if whole_results is None else whole_results
         job = _Job(eval_set, config, {}, str(run_path.resolve()), run_id, runs, criterion_timeout_s,
                    keep_trajectories, source_id, tuple(criteria_modules), whole)
-        return _run_job(ray, job, count, traces, shards, log_paths, readers, sinks, max_retries, started)
+        return _run_job(ray, job, len(groups) or count, traces, groups, log_paths, readers, sinks, max_retries,
+                        started)
     finally:
         if started_ray:
             ray.shutdown()
 
 
-def _run_job(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Shard], log_paths: Sequence[str],
-             readers: Sequence[Reader] | None, sinks: Sequence[EvaluationSink], max_retries: int,
-             started: float) -> EvalReport:
+def _run_job(ray: Any, job: _Job, count: int, traces: Any, groups: Sequence[Sequence[_Shard]],
+             log_paths: Sequence[str], readers: Sequence[Reader] | None, sinks: Sequence[EvaluationSink],
+             max_retries: int, started: float) -> EvalReport:
     """Read, assemble, route and score the partitions not finished yet; merge every partition."""
     index = _Index(job.eval_set.eval_cases) if job.eval_set is not None else None
     earlier = {part: found for part in range(count) if (found := _finished(job, part)) is not None}
@@ -565,27 +715,33 @@ def _run_job(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Sha
         def task(fn: Any, returns: int) -> Any:
             return ray.remote(fn).options(num_returns=returns, max_retries=max_retries)
 
-        routing = _Routing(count)
-        if shards:
-            read = task(_read_task, count)
-            shares = [_refs(read.remote(shard, count, list(log_paths)), count) for shard in shards]
-            assemble = task(_assemble_task, count + 1)
-            parts = [assemble.remote(readers, routing, index, *(share[b] for share in shares)) for b in range(count)]
+        plans: list[_Plan] = []
+        if groups:
+            scan = task(_scan_task, 1)
+            plans = _plans(groups, ray.get([scan.remote(shard) for group in groups for shard in group]))
+        if plans and index is None:  # every invocation scored alone: each partition scores what it reads
+            score_plan = task(_plan_score_task, 1)
+            scoring = [score_plan.remote(job, part, plans[part], list(log_paths), readers) for part in todo]
         else:
-            split = task(_split_task, count + 1)
-            parts = [split.remote(routing, index, batch)
-                     for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
-        if index is not None:
-            touched: _Touched = {}
-            for found in ray.get([p[count] for p in parts]):
-                for key, cases in found.items():
-                    touched.setdefault(key, []).extend(cases)
-            routes, cases_by_partition = _case_partitions(job.eval_set, touched, count)
-            job = replace(job, cases_by_partition=cases_by_partition)
-            route = task(_route_task, count)
-            parts = [_refs(route.remote(_Routing(count, routes), *p[:count]), count) for p in parts]
-        score = task(_score_task, 1)
-        scoring = [score.remote(job, part, *(p[part] for p in parts)) for part in todo]
+            routing = _Routing(count)
+            if plans:
+                split_plan = task(_plan_split_task, count + 1)
+                parts = [split_plan.remote(plan, list(log_paths), readers, routing, index) for plan in plans]
+            else:
+                split = task(_split_task, count + 1)
+                parts = [split.remote(routing, index, batch)
+                         for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
+            if index is not None:
+                touched: _Touched = {}
+                for found in ray.get([p[count] for p in parts]):
+                    for key, cases in found.items():
+                        touched.setdefault(key, []).extend(cases)
+                routes, cases_by_partition = _case_partitions(job.eval_set, touched, count)
+                job = replace(job, cases_by_partition=cases_by_partition)
+                route = task(_route_task, count)
+                parts = [_refs(route.remote(_Routing(count, routes), *p[:count]), count) for p in parts]
+            score = task(_score_task, 1)
+            scoring = [score.remote(job, part, *(p[part] for p in parts)) for part in todo]
     stage = SinkGroup(sinks)
     results = list(earlier.values())
     failures: list[BaseException] = []
@@ -598,9 +754,8 @@ def _run_job(ray: Any, job: _Job, count: int, traces: Any, shards: Sequence[_Sha
             failures.append(exc)
             continue
         results.append(part)
-        for result in part.results:
-            if result.eval_id in part.new:
-                stage.submit(result)
+        for result in part.sent:
+            stage.submit(result)
     if failures:
         stage.force_flush()
         first_line = (str(failures[0]).strip().splitlines() or [type(failures[0]).__name__])[0]

@@ -28,6 +28,7 @@ from agenteval_otel.results._results import (
     ResultCodec,
     Semantics,
     SummaryTally,
+    slim,
 )
 from agenteval_otel.results._run_file import RunFile, default_run_file
 from agenteval_otel.results._sinks import CallbackSink, EvaluationSink, SinkGroup
@@ -64,4 +65,5 @@ __all__ = [
     "HeldResult",
     "ResultCodec",
     "SummaryTally",
+    "slim",
 ]

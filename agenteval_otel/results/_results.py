@@ -473,6 +473,28 @@ class SummaryTally:
             if tally.count == 0:
                 del self._criteria[r.criterion]
 
+    def merge(self, other: SummaryTally, position: Callable[[int], int]) -> None:
+        """Count the results ``other`` counted too; ``position`` maps a case position of
+        ``other``'s to this tally's (the merged report's)."""
+        self.statuses.update(other.statuses)
+        self.case_scores.extend(other.case_scores)
+        self.set_aside_runs += other.set_aside_runs
+        for name, theirs in other._criteria.items():
+            first = (position(theirs.first[0]), theirs.first[1])
+            mine = self._criteria.get(name)
+            if mine is None:
+                mine = self._criteria[name] = _CriterionTally(first, theirs.semantics)
+            elif first < mine.first:
+                mine.first, mine.semantics = first, theirs.semantics
+            mine.count += theirs.count
+            mine.passed += theirs.passed
+            mine.errors += theirs.errors
+            mine.scores.extend(theirs.scores)
+            mine.judge_errors += theirs.judge_errors
+            mine.judged += theirs.judged
+            for field_name, value in theirs.judge_sums.items():
+                mine.judge_sums[field_name] = mine.judge_sums.get(field_name, 0) + value
+
     def summary(self) -> EvalSummary:
         """The summary of the results counted."""
         total = sum(self.statuses.values())
@@ -532,9 +554,8 @@ class ResultCodec:
         """``result`` slim, as compressed JSON."""
         text = result.model_dump_json(exclude=_WITHOUT_TRAJECTORIES).encode()
         if self._primed is None:
-            self._dictionary = text
-            window_bits = min(15, max(9, (2 * len(text)).bit_length()))
-            self._primed = zlib.compressobj(_LEVEL, zlib.DEFLATED, window_bits, _MEMORY_LEVEL, zdict=text)
+            self.__setstate__(text)
+        assert self._primed is not None
         packer = self._primed.copy()
         return packer.compress(text) + packer.flush()
 
@@ -542,6 +563,18 @@ class ResultCodec:
         """The slim result ``data`` holds."""
         unpacker = zlib.decompressobj(zdict=self._dictionary or b"")
         return EvalCaseResult.model_validate_json(unpacker.decompress(data) + unpacker.flush())
+
+    def __getstate__(self) -> bytes | None:
+        """Pickled (sent to another process) as its dictionary; the compressor is primed again
+        there when it first encodes."""
+        return self._dictionary
+
+    def __setstate__(self, dictionary: bytes | None) -> None:
+        self._dictionary = dictionary
+        self._primed = None
+        if dictionary is not None:
+            window_bits = min(15, max(9, (2 * len(dictionary)).bit_length()))
+            self._primed = zlib.compressobj(_LEVEL, zlib.DEFLATED, window_bits, _MEMORY_LEVEL, zdict=dictionary)
 
 
 HeldResult = Union["EvalCaseResult", bytes]
@@ -562,6 +595,8 @@ class CaseResults(Sequence["EvalCaseResult"]):
         self.codec = codec or ResultCodec()
         self._ids: list[str] = []
         self._entries: list[HeldResult] = []
+        self._codecs: list[ResultCodec] | None = None
+        """The codec of each entry, once an entry encoded by another codec than ``codec`` came."""
         for result in results:
             self.append(result)
 
@@ -569,8 +604,12 @@ class CaseResults(Sequence["EvalCaseResult"]):
         """Add ``result``, slim and compressed with ``compact``, else as it is."""
         self.append_entry(result.eval_id, self.codec.encode(result) if compact else result)
 
-    def append_entry(self, eval_id: str, entry: HeldResult) -> None:
-        """Add a result already encoded with this sequence's codec (or held as it is)."""
+    def append_entry(self, eval_id: str, entry: HeldResult, codec: ResultCodec | None = None) -> None:
+        """Add a result already encoded with ``codec`` (default: this sequence's), or held as it is."""
+        if codec is not None and codec is not self.codec and self._codecs is None:
+            self._codecs = [self.codec] * len(self._entries)
+        if self._codecs is not None:
+            self._codecs.append(codec or self.codec)
         self._ids.append(eval_id)
         self._entries.append(entry)
 
@@ -579,8 +618,11 @@ class CaseResults(Sequence["EvalCaseResult"]):
         """The cases' ids, in order, without decoding anything."""
         return self._ids
 
-    def _item(self, entry: HeldResult) -> EvalCaseResult:
-        return self.codec.decode(entry) if isinstance(entry, bytes) else entry
+    def _item(self, index: int) -> EvalCaseResult:
+        entry = self._entries[index]
+        if not isinstance(entry, bytes):
+            return entry
+        return (self.codec if self._codecs is None else self._codecs[index]).decode(entry)
 
     @overload
     def __getitem__(self, index: int) -> EvalCaseResult: ...
@@ -590,11 +632,11 @@ class CaseResults(Sequence["EvalCaseResult"]):
 
     def __getitem__(self, index: int | slice) -> EvalCaseResult | list[EvalCaseResult]:
         if isinstance(index, slice):
-            return [self._item(entry) for entry in self._entries[index]]
-        return self._item(self._entries[index])
+            return [self._item(i) for i in range(len(self._entries))[index]]
+        return self._item(range(len(self._entries))[index])
 
     def __iter__(self) -> Iterator[EvalCaseResult]:
-        return (self._item(entry) for entry in self._entries)
+        return (self._item(i) for i in range(len(self._entries)))
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -1,6 +1,6 @@
 """Batch evaluation on a local Ray cluster gives the local run's report: with an eval set (single-
-and multi-turn cases, several runs of a case), with policies over files that split traces and
-conversations, and after a worker died mid-job and the job was resumed."""
+and multi-turn cases, several runs of a case, conversations split across files), with policies
+over files that split traces, and after a worker died mid-job and the job was resumed."""
 
 from __future__ import annotations
 
@@ -115,24 +115,30 @@ def _split_lines(source: Path, first: Path, second: Path, cut: int) -> None:
         tail.writelines(lines[cut:])
 
 
-def test_policies_over_files_that_split_traces_and_conversations(weather_runs: Path, tmp_path: Path) -> None:
+def test_policies_over_files_that_split_traces(weather_runs: Path, tmp_path: Path) -> None:
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     for path in _files(weather_runs):
         lines = len(path.read_text(encoding="utf-8").splitlines())
-        # the spans of each run cut in two: a trace straddles the files, and of the two-turn
-        # conversation's traces the first turn's is in one file, the second's in the other
-        _split_lines(path, first, second, lines // 2 if "multi_turn" not in path.name else 3)
+        _split_lines(path, first, second, lines // 2)  # the spans of each run cut in two: its trace straddles the files
     files = [first, second]
     on_ray = evaluate_traces_on_ray(None, files, POLICIES, partitions=2, run_dir=tmp_path / "job",
                                     shard_bytes=2048, source_id="weather")
     local = evaluate_traces(None, files, POLICIES, source_id="weather")
     assert len(local.results) == 7  # six runs, one of them two turns: every trace assembled whole
     _assert_same(on_ray, local, None, files)
-    turns = [t for t in read_trajectories(files).trajectories if t.conversation_id == "weather-thread-1"]
-    assert len(turns) == 2
-    holding = [part.name for part in (tmp_path / "job").glob("part-*.jsonl")
-               if any(invocation_key(t) in part.read_text(encoding="utf-8") for t in turns)]
-    assert len(holding) == 1  # the conversation's turns were scored in one partition
+    scored = [json.loads(line)["eval_id"] for part in (tmp_path / "job").glob("part-*.jsonl")
+              for line in part.read_text(encoding="utf-8").splitlines()[1:]]
+    assert len(list((tmp_path / "job").glob("part-*.jsonl"))) > 2  # the files were cut into several byte ranges
+    assert sorted(scored) == sorted(r.eval_id for r in local.results)  # each invocation scored in one partition
+
+
+def _partition_of_each_invocation(files: list[Path], partitions: int) -> dict[str, int]:
+    """Where the engine scores each invocation of whole trace files (no trace cut across them)."""
+    from agenteval_otel.evaluation._ray import SHARD_BYTES, _plans_of_files
+
+    groups = _plans_of_files(files, partitions, SHARD_BYTES)
+    return {invocation_key(t): number for number, group in enumerate(groups) for shard in group
+            for t in read_trajectories([shard.path]).trajectories}
 
 
 CRASHING_CRITERION = '''
@@ -166,14 +172,12 @@ def dies_once(ctx):
 
 @pytest.mark.promise(14)
 def test_a_job_whose_worker_died_resumes_where_it_stopped(weather_runs: Path, tmp_path: Path) -> None:
-    from agenteval_otel.evaluation._ray import stable_hash
-
     files = _files(weather_runs)
-    turns = sorted(read_trajectories(files).trajectories, key=lambda t: t.start_ns or 0)
     partitions = 2
-    part_of = {invocation_key(t): stable_hash(t.conversation_id or invocation_key(t), partitions) for t in turns}
+    part_of = _partition_of_each_invocation(files, partitions)
+    starts = {invocation_key(t): t.start_ns or 0 for t in read_trajectories(files).trajectories}
     crashing_part = max(range(partitions), key=lambda p: list(part_of.values()).count(p))
-    target = [key for key in part_of if part_of[key] == crashing_part][-1]  # its partition's last invocation
+    target = max((key for key in part_of if part_of[key] == crashing_part), key=starts.__getitem__)  # scored last
     armed, scored = tmp_path / "armed", tmp_path / "scored.txt"
     armed.touch()
     module = tmp_path / "dies_once.py"
