@@ -6,6 +6,9 @@ record on every path that builds a logger provider."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +20,6 @@ import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from agenteval_otel.cli import main
 from agenteval_otel.evaluation._worker import EvaluationWorker
 from agenteval_otel.results import TraceExport
 from agenteval_otel.traces.receiver import OtlpReceiver
@@ -172,11 +174,18 @@ def _to_target(url: str, tmp_path: Path) -> None:
     assert handle_export.shutdown(10)
 
 
+def _cli(*args: str) -> None:
+    """The command line in a process of its own (`run` sets the process's global providers)."""
+    proc = subprocess.run([sys.executable, "-m", "agenteval_otel.cli", *args], capture_output=True, text=True,
+                          timeout=120, check=False, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert proc.returncode == 0, proc.stderr
+
+
 def _export_results(url: str, tmp_path: Path) -> None:
     traces = tmp_path / "agenteval-traces.jsonl"  # where `run` writes its traces, in the current directory
-    assert main(["run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--quiet", "--export-results", url]) == 0
-    assert main(["eval", str(EXAMPLE_SET), "--traces", str(traces), "--quiet",
-                 "--run-file", str(tmp_path / "eval.jsonl"), "--export-results", url]) == 0
+    _cli("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--quiet", "--export-results", url)
+    _cli("eval", str(EXAMPLE_SET), "--traces", str(traces), "--quiet",
+         "--run-file", str(tmp_path / "eval.jsonl"), "--export-results", url)
 
 
 def _serve(url: str, tmp_path: Path) -> None:
@@ -225,7 +234,6 @@ def test_logs_exporter_none_in_any_case_sends_no_log_record_from_the_apps_own_se
             _emit_batches(handle, batches=1)
             assert handle.shutdown(10)
         else:
-            assert main(["run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--quiet",
-                         "--export-results", backend.url]) == 0
+            _cli("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--quiet", "--export-results", backend.url)
     assert backend.count("/v1/traces") >= 1
     assert backend.count("/v1/logs") == 0, backend.paths
