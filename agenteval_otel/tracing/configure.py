@@ -251,8 +251,10 @@ def _otlp_log_exporter_from_env(beside: Sequence[SpanExporter]) -> LogRecordExpo
     common one, else the traces endpoint with ``/v1/logs`` in place of ``/v1/traces``; failing
     fast while its endpoint is down."""
     grpc = _protocol("LOGS") == "grpc"
-    endpoint = _env("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-    if endpoint is not None:
+    logs, common = _env("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"), _env("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if logs is not None or common is not None:
+        endpoint = logs or common or ""
+        url = endpoint if logs is not None or grpc else endpoint.rstrip("/") + "/v1/logs"
         exporter = _otlp_log_exporter(grpc=grpc)
     else:
         traces = _env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -260,8 +262,9 @@ def _otlp_log_exporter_from_env(beside: Sequence[SpanExporter]) -> LogRecordExpo
             return None
         if not grpc and traces.rstrip("/").endswith("/v1/traces"):
             traces = traces.rstrip("/")[: -len("/v1/traces")] + "/v1/logs"
-        endpoint, exporter = traces, _otlp_log_exporter(traces, grpc=grpc)
-    return FailFastLogExporter(exporter, _log_watch(endpoint, grpc, beside))
+        endpoint = url = traces
+        exporter = _otlp_log_exporter(traces, grpc=grpc)
+    return FailFastLogExporter(exporter, _log_watch(endpoint, grpc, beside), url)
 
 
 def _log_failure(what: str, exc: Exception, consequence: str) -> None:
@@ -316,11 +319,16 @@ def _exporters(
     return [*exporters, file_exporter], path
 
 
+def _logs_export_off() -> bool:
+    """Whether ``OTEL_LOGS_EXPORTER=none`` turns log export off."""
+    return (_env("OTEL_LOGS_EXPORTER") or "").lower() == "none"
+
+
 def _log_exporters(exporters: Sequence[SpanExporter], traces_file: Path | None,
                    exporter_given: bool) -> tuple[list[LogRecordExporter], Path | None]:
     """The log exporters beside the span ``exporters`` (none beside an ``exporter=`` given), and
     the log file among them."""
-    if exporter_given or _env("OTEL_LOGS_EXPORTER") == "none":
+    if exporter_given or _logs_export_off():
         return [], None
     found: list[LogRecordExporter] = []
     if any(not isinstance(e, OtlpJsonFileExporter) for e in exporters):
@@ -437,29 +445,29 @@ def is_otlp_url(target: str) -> bool:
     return bool(sep) and scheme.lower() in _OTLP_SCHEMES
 
 
-def _otlp_pair(url: str) -> tuple[SpanExporter, LogRecordExporter]:
-    """OTLP exporters for both signals to ``url``, failing fast while it is down (one watch for
-    both): ``grpc(s)://host:port`` over gRPC; ``http(s)://`` over http/protobuf to
-    ``/v1/traces`` and ``/v1/logs`` under it, or over gRPC when ``OTEL_EXPORTER_OTLP_PROTOCOL``
-    says ``grpc``."""
+def _otlp_pair(url: str, *, logs: bool) -> tuple[SpanExporter, LogRecordExporter | None]:
+    """OTLP exporters to ``url`` for spans and (with ``logs``) log records, failing fast while it
+    is down (one watch for both): ``grpc(s)://host:port`` over gRPC; ``http(s)://`` over
+    http/protobuf to ``/v1/traces`` and ``/v1/logs`` under it, or over gRPC when
+    ``OTEL_EXPORTER_OTLP_PROTOCOL`` says ``grpc``."""
     scheme, _, rest = url.partition("://")
     scheme = scheme.lower()
-    if scheme in ("grpc", "grpcs"):
-        insecure = scheme == "grpc"
-        endpoint = rest.rstrip("/")
-        pair = (_otlp_span_exporter(endpoint, grpc=True, insecure=insecure),
-                _otlp_log_exporter(endpoint, grpc=True, insecure=insecure))
-    elif _protocol("TRACES") == "grpc":
-        insecure = scheme == "http"
-        pair = (_otlp_span_exporter(url, grpc=True, insecure=insecure),
-                _otlp_log_exporter(url, grpc=True, insecure=insecure))
+    grpc = scheme in ("grpc", "grpcs") or _protocol("TRACES") == "grpc"
+    if grpc:
+        insecure = scheme in ("grpc", "http")
+        traces_url = logs_url = rest.rstrip("/") if scheme in ("grpc", "grpcs") else url
+        spans = _otlp_span_exporter(traces_url, grpc=True, insecure=insecure)
+        log_records = _otlp_log_exporter(logs_url, grpc=True, insecure=insecure) if logs else None
     else:
         base = url.rstrip("/")
         for path in ("/v1/traces", "/v1/logs"):
             base = base.removesuffix(path)
-        pair = _otlp_span_exporter(base + "/v1/traces", grpc=False), _otlp_log_exporter(base + "/v1/logs", grpc=False)
-    watch = EndpointWatch(url, grpc=scheme.startswith("grpc") or _protocol("TRACES") == "grpc")
-    return FailFastSpanExporter(pair[0], watch), FailFastLogExporter(pair[1], watch)
+        logs_url = base + "/v1/logs"
+        spans = _otlp_span_exporter(base + "/v1/traces", grpc=False)
+        log_records = _otlp_log_exporter(logs_url, grpc=False) if logs else None
+    watch = EndpointWatch(url, grpc=grpc)
+    return (FailFastSpanExporter(spans, watch),
+            None if log_records is None else FailFastLogExporter(log_records, watch, logs_url))
 
 
 def providers_for(
@@ -490,13 +498,17 @@ def providers_for(
     tracer_provider = SdkTracerProvider(resource=resource, shutdown_on_exit=False)
     text = os.fspath(target)
     traces_file = logs_file = None
+    logs = not _logs_export_off()
+    log_exporter: LogRecordExporter | None
     if is_otlp_url(text):
-        span_exporter, log_exporter = _otlp_pair(text)
+        span_exporter, log_exporter = _otlp_pair(text, logs=logs)
     else:
-        traces_file, logs_file = Path(text), logs_file_for(text)
-        span_exporter, log_exporter = OtlpJsonFileExporter(traces_file), OtlpJsonLogFileExporter(logs_file)
+        traces_file = Path(text)
+        span_exporter = OtlpJsonFileExporter(traces_file)
+        logs_file = logs_file_for(text) if logs else None
+        log_exporter = OtlpJsonLogFileExporter(logs_file) if logs_file is not None else None
     processor = BatchSpanProcessor(span_exporter) if span_processor is None else span_processor(span_exporter)
     tracer_provider.add_span_processor(IsolatedSpanProcessor(processor))
-    logger_provider = _logger_provider(resource, [log_exporter])
+    logger_provider = _logger_provider(resource, [log_exporter] if log_exporter is not None else [])
     return TracingHandle(tracer_provider, active_policy(), (span_exporter,), traces_file,
                          logger_provider=logger_provider, logs_file=logs_file)

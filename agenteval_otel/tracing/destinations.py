@@ -9,6 +9,11 @@ credentials masked) when it goes down, one line says how much was dropped when i
 The span and log exporters of one set-up that send to the same host and port share that state,
 so they make one warning between them. An endpoint reached through a proxy is not checked.
 
+A logs endpoint that answers that it takes no log records (HTTP 404 or 405, gRPC ``UNIMPLEMENTED``:
+a tracing backend that stores spans only) is warned about once, naming it, and gets no more log
+records from that exporter; the SDK exporter's ERROR line for that answer is not shown. Every other
+failure is logged by the SDK as usual.
+
 >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 >>> span_destinations([InMemorySpanExporter()])
 ('InMemorySpanExporter', None)
@@ -19,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import socket
 import threading
 import time
@@ -51,6 +57,11 @@ REACHABLE_FOR_S = 10.0
 """How long an endpoint that accepted a connection is taken to be up before it is checked again."""
 UNREACHABLE_FOR_S = 2.0
 """How long an endpoint that refused one is taken to be down (a burst of batches costs one check)."""
+SDK_EXPORT_LOGGERS = ("opentelemetry.exporter.otlp.proto.http._log_exporter",
+                      "opentelemetry.exporter.otlp.proto.grpc.exporter")
+"""The loggers through which the SDK's OTLP log exporters report a failed batch."""
+_NO_LOGS_SERVICE = re.compile(r"\bcode: (404|405)\b|StatusCode\.(UNIMPLEMENTED)\b")
+"""The SDK's failure line when the endpoint has no logs service: HTTP 404/405, gRPC UNIMPLEMENTED."""
 
 
 def otlp_traces_endpoint(environ: Mapping[str, str] | None = None) -> str | None:
@@ -178,18 +189,65 @@ class FailFastSpanExporter(SpanExporter):
         return self.exporter.force_flush(timeout_millis)
 
 
-class FailFastLogExporter(LogRecordExporter):
-    """An OTLP log ``exporter`` whose batches fail at once while ``watch`` finds its endpoint down."""
+class _NoLogsServiceCatcher(logging.Filter):
+    """Takes the SDK exporter's ERROR line saying that the endpoint has no logs service, when it
+    comes on the thread of a :class:`FailFastLogExporter` export, and tells that exporter."""
 
-    def __init__(self, exporter: LogRecordExporter, watch: EndpointWatch) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self.exporting = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exporter: FailFastLogExporter | None = getattr(self.exporting, "exporter", None)
+        if exporter is None or record.levelno < logging.ERROR:
+            return True
+        match = _NO_LOGS_SERVICE.search(record.getMessage())
+        if match is None:
+            return True
+        exporter.refused = f"HTTP {match.group(1)}" if match.group(1) else f"gRPC {match.group(2)}"
+        return False
+
+
+_catcher = _NoLogsServiceCatcher()
+
+
+def _catch_no_logs_service() -> None:
+    """Put the catcher first on the SDK's exporter loggers (before their duplicate filter), once."""
+    for name in SDK_EXPORT_LOGGERS:
+        logger = logging.getLogger(name)
+        if _catcher not in logger.filters:
+            logger.filters.insert(0, _catcher)
+
+
+class FailFastLogExporter(LogRecordExporter):
+    """An OTLP log ``exporter`` whose batches fail at once while ``watch`` finds its endpoint down,
+    and that stops for good, with one warning naming ``endpoint`` (the logs URL; else the watch's),
+    once the endpoint answers that it takes no log records."""
+
+    def __init__(self, exporter: LogRecordExporter, watch: EndpointWatch, endpoint: str | None = None) -> None:
         self.exporter = exporter
         self.watch = watch
+        self.shown = mask_url(endpoint) if endpoint else watch.shown
+        """The logs endpoint as messages show it (credentials masked)."""
+        self.refused: str | None = None
+        """The answer by which the endpoint said it takes no log records (``None``: it has not)."""
+        _catch_no_logs_service()
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
+        if self.refused is not None:
+            return LogRecordExportResult.FAILURE
         if self.watch.problem() is not None:
             self.watch.drop(len(batch))
             return LogRecordExportResult.FAILURE
-        return self.exporter.export(batch)
+        _catcher.exporting.exporter = self
+        try:
+            result = self.exporter.export(batch)
+        finally:
+            _catcher.exporting.exporter = None
+        if self.refused is not None:
+            _log.warning("the OTLP endpoint %s takes no log records (it answered %s): log records will "
+                         "not be sent there", self.shown, self.refused)
+        return result
 
     def shutdown(self) -> None:
         self.exporter.shutdown()  # type: ignore[no-untyped-call]  # untyped in the SDK
