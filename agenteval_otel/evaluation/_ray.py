@@ -1,22 +1,24 @@
 """Batch evaluation on Ray (``agenteval eval --engine ray``): an offline run over an archive too
 big for one machine, on a Ray cluster, with the report a local run gives.
 
-One job of Ray tasks::
+One job of Ray tasks. Trace files are cut into partitions of about equal size (OTLP JSON-lines
+files into byte ranges, other files whole), at least ``partitions`` and none over ``shard_bytes``::
 
-    shards of the source (a task per file, or per byte range of an OTLP JSON-lines file)
-      │ spans, in buckets by a stable hash of their trace id
-      ▼ a task per bucket assembles its traces whole (spans that straddle shards meet here)
-    trajectories, keyed by conversation id (else invocation key)
-      ▼ partitions: a conversation's turns together; with an eval set, the runs of the cases that
-      │ may share a run together, so that a case's latest run is decided over all of them
-    a task per partition scores it with aevaluate_traces: the same Scorer, its own judge client
-      ▼ and concurrency limit (judge settings from the workers' environment)
-    results merged on the driver through the caller's sinks into one EvalReport
+    a scan task per shard finds its trace ids by a byte search (no parsing)
+      ▼ the driver gives each trace cut across partitions to one of them, which reads its
+      │ spans from the other shards (only the lines naming it are parsed); the others skip it
+    a task per partition reads its shards, assembles its traces whole and then
+      ├─ without an eval set (every invocation scored alone): scores them in place with the
+      │  offline run (the same Scorer, its own judge client and concurrency limit)
+      └─ with an eval set: sends its trajectories on by conversation id (else invocation key),
+         the runs of cases that may share a run together, to scoring tasks, so that a case's
+         latest run is decided over all of them and a conversation's turns meet
+    results merged on the driver, as the partitions hold them (slim, compressed), with their
+    tallies, into one EvalReport; whole results to the caller's sinks when there are any
 
-The shuffles are Ray tasks with several returns (the objects stay in Ray's object store): Ray
-Data's ``groupby(...).map_groups(...)`` did the same work two to five times slower here (see
-``bench/ray_engine.py``). Other sources (spans, trajectories, a backend's query) are streamed by
-the driver, which ships their trajectories in batches.
+Other sources (spans, trajectories, a backend's query) are streamed by the driver, which ships
+their trajectories in batches to the same routing. Ray Data's ``groupby(...).map_groups(...)``
+did the routing two to five times slower than these tasks here (see ``bench/ray_engine.py``).
 
 Each partition writes its run file, ``part-K.jsonl`` under ``run_dir``, and ``part-K.done.json``
 once finished; ``manifest.json`` holds the partition count and a fingerprint of the input, eval
@@ -89,7 +91,7 @@ _log.addHandler(logging.NullHandler())
 
 RAY_HINT = "the Ray engine needs the 'ray' extra: pip install 'agenteval-otel[ray]'"
 SHARD_BYTES = 64 * 1024 * 1024
-"""The largest byte range of an OTLP JSON-lines file one read task takes."""
+"""The most bytes of trace files one partition reads (more partitions are made when needed)."""
 DRIVER_BATCH = 2_000
 """Trajectories per batch when the driver streams a source that cannot be read in parallel."""
 _MANIFEST_FORMAT = 1
@@ -123,21 +125,17 @@ def _plans_of_files(paths: Iterable[PathLike], partitions: int, shard_bytes: int
     groups would exceed ``shard_bytes``: OTLP JSON-lines files cut into byte ranges, any other
     file whole. Neighbouring ranges share a group (a trace cut across them is read whole there).
     ``TraceReadError`` names a file that is no trace file."""
-    found: list[tuple[_Shard, int]] = []
-    for path in paths:
-        text = os.fspath(path)
-        read_spans(text)  # a missing, empty or unknown file fails here, on the driver, naming it
-        found.append((_Shard(text, 0, None), os.path.getsize(text)))
-    total = sum(size for _, size in found)
+    found = [(os.fspath(path), os.path.getsize(path), read_spans(path).format) for path in paths]
+    total = sum(size for _, size, _ in found)
     count = max(partitions, -(-total // shard_bytes))
     target = max(1, -(-total // count))
     shards: list[tuple[_Shard, int]] = []
-    for shard, size in found:
-        if read_spans(shard.path).format == OTLP_JSON.lines_name:
-            shards.extend((_Shard(shard.path, start, min(start + target, size)), min(target, size - start))
+    for path, size, file_format in found:
+        if file_format == OTLP_JSON.lines_name:
+            shards.extend((_Shard(path, start, min(start + target, size)), min(target, size - start))
                           for start in range(0, max(size, 1), target))
         else:
-            shards.append((shard, size))
+            shards.append((_Shard(path), size))
     groups: list[list[_Shard]] = [[] for _ in range(count)]
     offset = 0
     for shard, size in shards:
@@ -650,8 +648,9 @@ def evaluate_traces_on_ray(
             source_id: as for ``evaluate_traces``.
         address: the cluster (``ray://head:10001``, ``auto``); default: ``RAY_ADDRESS``, else
             a local cluster started for the job (Ray already initialised is used as it is).
-        partitions: how many scoring tasks (default: twice the cluster's CPUs); the unit of
-            resuming.
+        partitions: how many scoring tasks (default: twice the cluster's CPUs), the unit of
+            resuming; over trace files, more when a partition would read more than
+            ``shard_bytes``.
         run_dir: the job's run files and manifest; on a cluster, a folder every worker shares.
         sinks: each result is submitted once, as its partition finishes; the report goes to
             those with ``finish(report)``.
@@ -661,11 +660,12 @@ def evaluate_traces_on_ray(
             ``@criterion`` functions the config names (installed entry points load by themselves).
         max_retries: how often Ray runs a task again when its worker dies; a task that still
             fails stops the job with a ``RuntimeError`` (resume it with ``resume=True``).
-        shard_bytes: the largest byte range of an OTLP JSON-lines file one read task takes.
+        shard_bytes: the most bytes of trace files one partition reads.
         whole_results: whether the partitions send every result back whole, with its
             trajectory, as the ``sinks`` then get it; default: when there are sinks. Without,
-            only the results the report keeps whole come back so (see ``keep_trajectories``):
-            the partitions' run files hold every result whole all the same.
+            results come back as the report holds them (see ``keep_trajectories``). The
+            partitions' run files hold failed and errored results whole, passed ones without
+            their trajectory (every one whole with ``keep_trajectories=True``).
 
     ``ConfigError`` when the ``ray`` extra is missing or the run dir holds another job.
     """
