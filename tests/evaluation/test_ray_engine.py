@@ -229,3 +229,38 @@ def test_the_command_line_runs_and_resumes_the_job(weather_runs: Path, tmp_path:
     assert [r["eval_id"] for r in again["results"]] == [r["eval_id"] for r in first["results"]]
     assert main(["eval", "--traces", *files, "--config", config, "--partitions", "2"]) == 2
     assert capsys.readouterr().err.strip().endswith("--partitions goes with --engine ray")
+
+
+def _span(trace_id: str, span_id: str, parent: str, step: str, name: str) -> dict[str, Any]:
+    return {"traceId": trace_id, "spanId": span_id, "parentSpanId": parent, "name": name,
+            "startTimeUnixNano": "1000", "endTimeUnixNano": "2000",
+            "attributes": [{"key": "agenteval.step.type", "value": {"stringValue": step}},
+                           {"key": "gen_ai.tool.name" if step == "tool" else "gen_ai.agent.name",
+                            "value": {"stringValue": name}}]}
+
+
+def _line(*spans: dict[str, Any]) -> str:
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}) + "\n"
+
+
+def test_a_trace_cut_across_partitions_is_read_whole_by_one_of_them(tmp_path: Path) -> None:
+    """Partition plans: a line holding spans of two traces, one of them cut across files (its id in
+    base64 in one file, hex in the other), is read for both; the cut trace is read whole once."""
+    import base64
+
+    from agenteval_otel.evaluation._ray import _plans, _plans_of_files, _scan_task
+
+    cut, whole = "0af7651916cd43dd8448eb211c80319c", "4bf92f3577b34da6a3ce929d0e0e4736"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(_line(_span(cut, "00f067aa0ba902b7", "", "agent", "planner"),
+                           _span(whole, "00f067aa0ba902b8", "", "agent", "solo")), encoding="utf-8")
+    cut_b64 = base64.b64encode(bytes.fromhex(cut)).decode()
+    second.write_text(_line(_span(cut_b64, "00f067aa0ba902b9", "00f067aa0ba902b7", "tool", "search")),
+                      encoding="utf-8")
+    groups = _plans_of_files([first, second], 2, 1 << 20)
+    plans = _plans(groups, [_scan_task(shard) for group in groups for shard in group])
+    read = [plan.trajectories([], None) for plan in plans]
+    assert [len(found) for found in read] == [2, 0]  # the first file's partition takes the cut trace
+    by_trace = {t.trace_id: t for t in read[0]}
+    assert [call.name for call in by_trace[cut].tool_calls()] == ["search"]  # its tool span came from the other file
+    assert by_trace[whole].tool_calls() == []
