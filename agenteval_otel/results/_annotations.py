@@ -142,8 +142,12 @@ def exchange(method: str, url: str, *, body: Any = None, headers: Mapping[str, s
                            body=payload, headers=sent)
         response = connection.getresponse()
         data = response.read(MAX_BODY_BYTES + 1)
+        if expired.is_set():  # a socket shut down mid-answer reads as its end
+            raise TimeoutError
         if len(data) > MAX_BODY_BYTES:
             raise OSError(f"the answer is over {MAX_BODY_BYTES} bytes")
+        if response.length:  # announced more than it sent
+            raise http.client.IncompleteRead(data, response.length)
         status = response.status
     except (OSError, http.client.HTTPException) as exc:
         if expired.is_set():
