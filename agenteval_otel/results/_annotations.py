@@ -241,7 +241,7 @@ class VerdictDelivery:
 
     def submit(self, result: EvalCaseResult) -> None:
         """Queue the verdicts of ``result`` on the root spans of its invocations (those that name
-        no trace or root span are skipped). Never blocks and never raises."""
+        no trace or root span, or malformed ids, are skipped). Never blocks and never raises."""
         try:
             verdicts = [Verdict.of(verdict, trace_id=invocation.trace_id or "", span_id=invocation.span_id or "",
                                    run_id=self.run_id, eval_id=run.eval_id, eval_set_id=self.eval_set_id,

@@ -119,14 +119,18 @@ class MlflowAssessments(VerdictDelivery):
             key = (verdict.criterion, verdict.span_id, verdict.run_id)
             body = {**feedback(verdict, self.value), "trace_id": trace_id}
             assessment_id = existing[trace_id].get(key)
-            if assessment_id is None:
-                path = f"{TRACES}/{trace_id}/assessments"
-                status, answer = self._request("POST", path, {"assessment": body}, self._headers)
-            else:
-                path = f"{TRACES}/{trace_id}/assessments/{urllib.parse.quote(assessment_id, safe='')}"
-                body["assessment_id"] = assessment_id
-                status, answer = self._request("PATCH", path, {
-                    "assessment": body, "update_mask": "feedback,rationale,metadata"}, self._headers)
+            try:
+                if assessment_id is None:
+                    path = f"{TRACES}/{trace_id}/assessments"
+                    status, answer = self._request("POST", path, {"assessment": body}, self._headers)
+                else:
+                    path = f"{TRACES}/{trace_id}/assessments/{urllib.parse.quote(assessment_id, safe='')}"
+                    body["assessment_id"] = assessment_id
+                    status, answer = self._request("PATCH", path, {
+                        "assessment": body, "update_mask": "feedback,rationale,metadata"}, self._headers)
+            except ExportFailure as exc:  # no answer: the rest of the batch would wait in vain too
+                self._warn_failure(str(exc))
+                return exported
             if not 200 <= status < 300:
                 self._warn_failure(self._refusal(path, status, answer))
                 continue

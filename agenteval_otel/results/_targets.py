@@ -54,8 +54,8 @@ def export_sink(target: str | os.PathLike[str], **options: Any) -> EvaluationSin
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{shown}: expected {backend}+http://HOST:PORT or {backend}+https://HOST:PORT")
     if parts.query or parts.fragment:
-        raise ConfigError(f"{shown}: a {sink.backend} target takes no query or fragment; the judged spans' "
-                          "ids find the verdicts' place")
+        raise ConfigError(f"{shown}: {sink.backend} targets take no query or fragment (the judged spans' "
+                          "ids say where the verdicts go)")
     try:
         return sink(url, **options)
     except (TypeError, ValueError) as exc:

@@ -6,6 +6,7 @@ one line."""
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -13,6 +14,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -220,3 +222,46 @@ def test_a_bad_backend_target_is_one_line_exit_2(
     assert main(["eval", evalset, "--traces", str(tmp_path / "traces.jsonl"), "--export-results",
                  str(tmp_path / "verdicts.jsonl"), "--export-results", target, "--quiet"]) == 2
     assert capsys.readouterr().err == f"agenteval: error: --export-results {said}\n"
+
+
+class StallingMlflow(BaseHTTPRequestHandler):
+    """An MLflow that holds every trace asked for, takes the first assessment, then stops answering."""
+
+    created = 0
+
+    def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+        asked = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        if self.path.endswith("/batchGetInfos"):
+            answer: dict[str, Any] = {"trace_infos": [{"trace_id": t, "assessments": []} for t in asked["trace_ids"]]}
+        else:
+            type(self).created += 1
+            if type(self).created > 1:
+                time.sleep(5)
+                return
+            answer = {"assessment": {"assessment_id": "a-1"}}
+        body = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.mark.promise(20, 23)
+def test_mlflow_stops_a_batch_at_the_first_request_without_answer_and_counts_what_went() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StallingMlflow)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        sink = MlflowAssessments(f"http://127.0.0.1:{server.server_address[1]}", token="", timeout=0.5)
+        sink.submit(_result(5))
+        started = time.monotonic()
+        assert sink.force_flush(timeout=5) is False
+        assert time.monotonic() - started < 1.5  # one request's deadline, not four
+        assert (sink.exported, sink.failed) == (1, 4)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
