@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,24 +165,38 @@ def _recording(
 
 @contextmanager
 def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[EvaluationSink]]:
-    """With ``--export-results TARGET``: a sink writing the verdicts into the judged traces at
-    TARGET (an OTLP URL or a file), shut down (flushed) when the block ends."""
+    """With ``--export-results TARGET`` (repeatable): a sink per target writing the verdicts there
+    (``export_sink``: an OTLP URL or a file, ``phoenix+http://...``, ``mlflow+http://...``), shut
+    down (flushed) within one deadline when the block ends."""
     if not args.export_results:
         yield []
         return
-    from agenteval_otel.results import TraceExport
+    from agenteval_otel.results import export_sink
 
-    shown = mask_url(args.export_results)
-    try:
-        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id)
-    except OSError as exc:
-        raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); "
-                          "expected an OTLP URL (http://, https://, grpc://) or a writable file path") from None
-    try:
-        yield [export]
-    finally:
-        if not export.shutdown(timeout=EXPORT_TIMEOUT_S):
-            _log.warning("not every verdict could be exported to %s within %g s", shown, EXPORT_TIMEOUT_S)
+    run_id = getattr(args, "run_id", None)
+    options: dict[str, Any] = {"eval_set_id": eval_set_id, **({"run_id": run_id} if run_id else {})}
+    with ExitStack() as stack:
+        deadline = time.monotonic() + EXPORT_TIMEOUT_S
+        exports: list[EvaluationSink] = []
+        for target in args.export_results:
+            shown = mask_url(target)
+            try:
+                export = export_sink(target, **options)
+            except OSError as exc:
+                raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); expected "
+                                  "an OTLP URL (http://, https://, grpc://), phoenix+http://HOST:PORT, "
+                                  "mlflow+http://HOST:PORT or a writable file path") from None
+            except ConfigError as exc:
+                raise ConfigError(f"--export-results {exc}") from None
+            exports.append(export)
+            stack.callback(_shut_down, export, shown, deadline)
+        yield exports
+
+
+def _shut_down(export: EvaluationSink, shown: str, deadline: float) -> None:
+    """Shut ``export`` down by ``deadline``; warn when not every verdict reached its target."""
+    if not export.shutdown(timeout=max(0.0, deadline - time.monotonic())):
+        _log.warning("not every verdict reached %s within %g s (see the warnings before)", shown, EXPORT_TIMEOUT_S)
 
 
 def _selected_or_error(runner: LiveRunner, eval_set: EvalSet, args: argparse.Namespace) -> int:
@@ -260,9 +275,12 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="where results are appended as cases finish "
                              "(default: .agenteval/<eval set id>.<command>.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    parser.add_argument("--export-results", metavar="TARGET",
-                        help="write the verdicts into the judged traces: evaluation spans under each "
-                             "invocation's root span and gen_ai.evaluation.result log records, sent to "
-                             "an OTLP endpoint (http(s)://HOST:PORT over http/protobuf, grpc://HOST:PORT "
-                             "or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or appended to a file as "
-                             "OTLP/JSON lines (log records to FILE's .logs.jsonl sibling)")
+    parser.add_argument("--export-results", metavar="TARGET", action="append",
+                        help="write the verdicts where the judged traces are (repeatable, one sink per "
+                             "TARGET): an OTLP endpoint (http(s)://HOST:PORT over http/protobuf, "
+                             "grpc://HOST:PORT or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or a file "
+                             "(OTLP/JSON lines, log records to FILE's .logs.jsonl sibling) get evaluation "
+                             "spans under each invocation's root span and gen_ai.evaluation.result log "
+                             "records; phoenix+http://HOST:PORT gets Phoenix span annotations on the root "
+                             "spans ($PHOENIX_API_KEY), mlflow+http://HOST:PORT MLflow feedback assessments "
+                             "($MLFLOW_TRACKING_TOKEN); exported again, a verdict is updated, not added")

@@ -4,7 +4,9 @@ Results nest as the work does: ``CriterionResult`` (one criterion on one turn, w
 ``EvidenceRow`` evidence) ⊂ ``InvocationResult`` ⊂ ``EvalCaseResult`` ⊂ ``EvalReport`` (with its
 ``EvalSummary`` and ``CriterionStats``). Sinks (``EvaluationSink``: ``submit``, ``force_flush``,
 ``shutdown``) take case results as they come: the run file, the report writers, and
-``TraceExport``, which writes verdicts back into the traces they judge.
+``TraceExport``, which writes verdicts back into the traces they judge; ``PhoenixAnnotations`` and
+``MlflowAssessments`` write them as those backends' own span annotations and assessments, and
+``export_sink(target)`` picks one of the three by the target's scheme.
 
 >>> from agenteval_otel.results import EvidenceRow
 >>> EvidenceRow(status="missing", expected="get_weather()").actual is None
@@ -14,6 +16,8 @@ True
 from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor
 from agenteval_otel.results._export import TraceExport, evaluation_attributes, verdict_attributes
 from agenteval_otel.results._failures import AgentFailure, describe_error
+from agenteval_otel.results._mlflow import MlflowAssessments
+from agenteval_otel.results._phoenix import PhoenixAnnotations
 from agenteval_otel.results._results import (
     CaseResults,
     CriterionResult,
@@ -32,6 +36,7 @@ from agenteval_otel.results._results import (
 )
 from agenteval_otel.results._run_file import RunFile, default_run_file
 from agenteval_otel.results._sinks import CallbackSink, EvaluationSink, SinkGroup
+from agenteval_otel.results._targets import export_sink
 
 __all__ = [
     # results
@@ -54,6 +59,10 @@ __all__ = [
     "SinkGroup",
     "TraceExport",
     "default_run_file",
+    # verdicts as backends' own annotations
+    "MlflowAssessments",
+    "PhoenixAnnotations",
+    "export_sink",
     # what became of exported verdicts
     "DeliveryCounters",
     "DeliveryProcessor",

@@ -3,7 +3,7 @@
 ``python tests/backends/install.py NAME`` installs backend ``NAME`` from its pins,
 ``tests/backends/NAME.txt``, into ``.venvs/NAME`` at the repository's root (or under
 ``$AGENTEVAL_BACKEND_VENVS``). A test gets a running server from a fixture built on the helper of
-its backend (e.g. :func:`phoenix_server`), which starts it on free 127.0.0.1 ports in a working
+its backend (:func:`phoenix_server`, :func:`mlflow_server`), which starts it on free 127.0.0.1 ports in a working
 directory of its own, waits until it answers, and stops it when the fixture ends, failed or not.
 Without the virtual environment every test that needs it is skipped, for one reason that names
 the install command; with ``AGENTEVAL_REQUIRE_BACKENDS=1`` (as CI sets it) it fails instead.
@@ -11,6 +11,7 @@ the install command; with ``AGENTEVAL_REQUIRE_BACKENDS=1`` (as CI sets it) it fa
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -29,8 +30,8 @@ import pytest
 from tests.backends.install import VENVS_ENV, venvs_dir
 from tests.shared_data import skip_or_fail
 
-__all__ = ["REQUIRE_ENV", "VENVS_ENV", "PhoenixServer", "free_ports", "phoenix_server", "program", "serve",
-           "venvs_dir"]
+__all__ = ["REQUIRE_ENV", "VENVS_ENV", "MlflowServer", "PhoenixServer", "free_ports", "mlflow_server",
+           "phoenix_server", "program", "serve", "venvs_dir"]
 
 REQUIRE_ENV = "AGENTEVAL_REQUIRE_BACKENDS"
 """Set to 1 (as CI does): a backend that is not installed fails the tests that need it."""
@@ -154,3 +155,47 @@ def phoenix_server(workdir: Path, *, auth: bool = True) -> Iterator[PhoenixServe
     url = f"http://127.0.0.1:{http_port}"
     with serve([phoenix, "serve"], env=env, ready_url=f"{url}/healthz", log=workdir / "phoenix.log"):
         yield PhoenixServer(url, grpc_port, api_key)
+
+
+# --- MLflow -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MlflowServer:
+    """A running MLflow tracking server: its ``url`` and ``experiment_id``, an experiment made
+    for the test."""
+
+    url: str
+    experiment_id: str
+
+    @property
+    def otlp_traces_url(self) -> str:
+        """Where spans go over OTLP/HTTP (protobuf), with the header :attr:`otlp_headers`."""
+        return f"{self.url}/v1/traces"
+
+    @property
+    def otlp_headers(self) -> dict[str, str]:
+        """The header that names the experiment spans sent over OTLP go to."""
+        return {"x-mlflow-experiment-id": self.experiment_id}
+
+
+@contextmanager
+def mlflow_server(workdir: Path, *, experiment: str = "agenteval") -> Iterator[MlflowServer]:
+    """``mlflow server`` from ``.venvs/mlflow`` on a free 127.0.0.1 port (one worker, no job
+    runner), its SQLite database and artifacts in ``workdir``, with an experiment named
+    ``experiment`` made for the test."""
+    mlflow = program("mlflow", "mlflow")
+    (port,) = free_ports(1)
+    env = {**_clean_environ("MLFLOW_"), "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
+           "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    env.pop("PYTHONPATH", None)  # the server runs on its own packages, not ours
+    url = f"http://127.0.0.1:{port}"
+    command = [mlflow, "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+               "--backend-store-uri", f"sqlite:///{workdir / 'mlflow.db'}",
+               "--default-artifact-root", str(workdir / "artifacts")]
+    with serve(command, env=env, ready_url=f"{url}/health", log=workdir / "mlflow.log"):
+        request = urllib.request.Request(f"{url}/api/2.0/mlflow/experiments/create", method="POST",
+                                         data=json.dumps({"name": experiment}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            yield MlflowServer(url, json.load(answer)["experiment_id"])

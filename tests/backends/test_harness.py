@@ -101,4 +101,4 @@ def test_the_installer_names_the_backends_it_knows() -> None:
     proc = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "backends" / "install.py"), "nope"],
                           capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 2 and proc.stderr.splitlines()[-1].endswith(
-        "error: unknown backend nope; expected one of phoenix")
+        "error: unknown backend nope; expected one of mlflow, phoenix")
