@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval_otel.cli._args import positive_float, positive_int
+from agenteval_otel.cli._args import add_export_options, positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.cli._sources import add_source_options, source_id, trace_source
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     eval_set = EvalSet.load(args.evalset)
     runner = LiveRunner(load_agent(args.agent), criteria_config(args, eval_set), concurrency=args.concurrency,
                         timeout_s=args.timeout, criterion_timeout_s=args.timeout, num_runs=args.runs,
-                        tags=args.tags or ())
+                        tags=args.tags or (), run_id=args.run_id)
     total = _selected_or_error(runner, eval_set, args)
     files = _report_files(args)
     with (_result_export(args, eval_set.eval_set_id) as exports,
@@ -164,16 +164,20 @@ def _recording(
 
 @contextmanager
 def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[EvaluationSink]]:
-    """With ``--export-results TARGET``: a sink writing the verdicts into the judged traces at
-    TARGET (an OTLP URL or a file), shut down (flushed) when the block ends."""
+    """With ``--export-results TARGET``: a sink writing the verdicts to TARGET (an OTLP URL or a
+    file) as ``--as`` says, for the evaluation run ``--run-id`` (default: ``eval_set_id``), shut
+    down (flushed) when the block ends."""
     if not args.export_results:
+        if args.export_as:
+            raise ConfigError(f"--as {args.export_as} goes with --export-results TARGET")
         yield []
         return
     from agenteval_otel.results import TraceExport
 
     shown = mask_url(args.export_results)
     try:
-        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id)
+        export = TraceExport.to_target(args.export_results, eval_set_id=eval_set_id, run_id=args.run_id,
+                                       write=args.export_as or "events")
     except OSError as exc:
         raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); "
                           "expected an OTLP URL (http://, https://, grpc://) or a writable file path") from None
@@ -260,9 +264,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="where results are appended as cases finish "
                              "(default: .agenteval/<eval set id>.<command>.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    parser.add_argument("--export-results", metavar="TARGET",
-                        help="write the verdicts into the judged traces: evaluation spans under each "
-                             "invocation's root span and gen_ai.evaluation.result log records, sent to "
-                             "an OTLP endpoint (http(s)://HOST:PORT over http/protobuf, grpc://HOST:PORT "
-                             "or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or appended to a file as "
-                             "OTLP/JSON lines (log records to FILE's .logs.jsonl sibling)")
+    add_export_options(parser, "send the verdicts to an OTLP endpoint (http(s)://HOST:PORT over "
+                               "http/protobuf, grpc://HOST:PORT or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over "
+                               "gRPC) or append them to a file as OTLP/JSON lines (log records to FILE's "
+                               ".logs.jsonl sibling); see --as for what is written")

@@ -4,7 +4,9 @@ Results nest as the work does: ``CriterionResult`` (one criterion on one turn, w
 ``EvidenceRow`` evidence) ⊂ ``InvocationResult`` ⊂ ``EvalCaseResult`` ⊂ ``EvalReport`` (with its
 ``EvalSummary`` and ``CriterionStats``). Sinks (``EvaluationSink``: ``submit``, ``force_flush``,
 ``shutdown``) take case results as they come: the run file, the report writers, and
-``TraceExport``, which writes verdicts back into the traces they judge.
+``TraceExport``, which writes verdicts beside the traces they judge (``gen_ai.evaluation.result``
+records on the judged span; evaluation spans, when asked for, in traces of their own linked to
+it), with stable ids (``evaluation_id``).
 
 >>> from agenteval_otel.results import EvidenceRow
 >>> EvidenceRow(status="missing", expected="get_weather()").actual is None
@@ -12,7 +14,15 @@ True
 """
 
 from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor
-from agenteval_otel.results._export import TraceExport, evaluation_attributes, verdict_attributes
+from agenteval_otel.results._export import (
+    EXPORT_MODES,
+    ExportMode,
+    TraceExport,
+    VerdictId,
+    evaluation_attributes,
+    evaluation_id,
+    verdict_attributes,
+)
 from agenteval_otel.results._failures import AgentFailure, describe_error
 from agenteval_otel.results._results import (
     CaseResults,
@@ -53,6 +63,11 @@ __all__ = [
     "SinkGroup",
     "TraceExport",
     "default_run_file",
+    # how verdicts are exported, and their identity
+    "EXPORT_MODES",
+    "ExportMode",
+    "VerdictId",
+    "evaluation_id",
     # what became of exported verdicts
     "DeliveryCounters",
     "DeliveryProcessor",
