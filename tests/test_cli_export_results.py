@@ -5,18 +5,27 @@ never change (checked against a real Phoenix too), and exporting twice writes th
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.cli import main
 from agenteval_otel.cli._args import EXPORT_AS
+from agenteval_otel.errors import TraceReadError
 from agenteval_otel.evalsets import EvalSet
+from agenteval_otel.evaluation import LiveRunner, load_agent, run_sync
 from agenteval_otel.results import EXPORT_MODES, evaluation_id
+from agenteval_otel.traces import PhoenixClient
 from agenteval_otel.traces.files import read_logs, read_spans, read_trajectories
-from agenteval_otel.tracing import logs_file_for
+from agenteval_otel.tracing import OtlpJsonFileExporter, logs_file_for
 from agenteval_otel.trajectory.spans import SpanRecord
+from tests.backends import phoenix_server
 from tests.conftest import REPO_ROOT
 from tests.otlp_receiver import http_receiver
 
@@ -131,3 +140,76 @@ def test_run_exports_its_verdicts_on_each_turns_root(tmp_path: Path, monkeypatch
         evaluation_id(r.trace_id or "", r.span_id or "", r.attributes[attr.EVAL_CRITERION], "ci-42").id for r in records}
     # and the turns' traces hold no evaluation span
     assert not [s for s in read_spans(tmp_path / "traces.jsonl") if s.attributes.get(attr.EVALUATION_MARKER)]
+
+
+def _phoenix_traces(client: PhoenixClient, spans: int, timeout: float = 30.0) -> dict[str, list[SpanRecord]]:
+    """The spans of every trace Phoenix holds (project ``default``), once it holds ``spans`` spans
+    (it stores what it receives in batches)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            ids = [trace_id for page in client.trace_ids("default") for trace_id in page]
+        except TraceReadError:  # no project yet
+            ids = []
+        found: dict[str, list[SpanRecord]] = {trace_id: [] for trace_id in ids}
+        for span in client.spans("default", ids):
+            found[span.trace_id].append(span)
+        held = sum(map(len, found.values()))
+        if held >= spans:
+            return found
+        assert time.monotonic() < deadline, f"Phoenix holds {held} spans, not {spans}, after {timeout:g} s"
+        time.sleep(0.2)
+
+
+def _extent(spans: list[SpanRecord]) -> tuple[int, int, int]:
+    """What a backend shows of a trace's time: its start, its end, and its number of spans."""
+    return min(s.start_ns for s in spans), max(s.end_ns for s in spans), len(spans)
+
+
+def test_exported_verdicts_leave_the_judged_traces_in_phoenix_as_they_were(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After-the-fact export to a real Phoenix's OTLP endpoint: the default adds nothing to the
+    project; ``--as spans`` adds one trace per verdict, each one span linked to the judged root;
+    a second export adds nothing (the same span ids); and every judged trace keeps its start, end
+    and spans, read back through Phoenix's REST API."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "5")
+    (tmp_path / "phoenix").mkdir()
+    with phoenix_server(tmp_path / "phoenix", auth=False) as phoenix:
+        traces = tmp_path / "weather.jsonl"
+        provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=phoenix.otlp_traces_url, timeout=10)))
+        provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(traces)))
+        runner = LiveRunner(load_agent(EXAMPLE_AGENT), tracer_provider=provider, export_results=False)
+        assert run_sync(runner.aevaluate(EvalSet.load(EXAMPLE_SET)), "aevaluate").passed
+        provider.shutdown()
+        roots = {(t.trace_id, t.span_id) for t in read_trajectories([traces]).trajectories}
+        client = PhoenixClient(phoenix.url, api_key="")
+        judged_spans = len(list(read_spans(traces)))
+        judged = _phoenix_traces(client, judged_spans)
+        assert set(judged) == {trace_id for trace_id, _ in roots}
+        before = {trace_id: _extent(spans) for trace_id, spans in judged.items()}
+
+        def export(*more: str) -> None:
+            assert main(["eval", str(EXAMPLE_SET), "--traces", str(traces), "--quiet", "--run-file",
+                         str(tmp_path / "run.jsonl"), "--export-results", phoenix.url, *more]) == 0
+
+        export()  # records only: Phoenix has no span to show
+        export("--as", "spans", "--run-id", "nightly")
+        verdicts = len(read_trajectories([traces]).trajectories) * 2  # two default criteria per turn
+        held = _phoenix_traces(client, judged_spans + verdicts)
+        export("--as", "spans", "--run-id", "nightly")  # again: the same ids
+        time.sleep(1.0)  # what a second batch would add has had time to be stored
+        again = _phoenix_traces(client, judged_spans + verdicts)
+
+    assert {trace_id: _extent(again[trace_id]) for trace_id in before} == before
+    evaluations = {trace_id: spans for trace_id, spans in again.items() if trace_id not in before}
+    assert len(evaluations) == verdicts and evaluations.keys() == held.keys() - before.keys()
+    for trace_id, [span] in evaluations.items():  # one span per verdict id, however often exported
+        assert span.parent_id is None and span.attributes[attr.EVAL_RUN_ID] == "nightly"
+        [root] = [root for root in roots if evaluation_id(
+            root[0] or "", root[1] or "", span.attributes[attr.EVAL_CRITERION], "nightly").trace_id == int(trace_id, 16)]
+        assert span.attributes[attr.EVAL_EVALUATION_ID] == evaluation_id(
+            root[0] or "", root[1] or "", span.attributes[attr.EVAL_CRITERION], "nightly").id
+        # Phoenix's REST API gives no links back: the link is checked in the file and receiver tests
