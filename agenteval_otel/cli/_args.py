@@ -20,8 +20,9 @@ from typing import NoReturn, TypeVar
 from agenteval_otel.cli._exits import EXIT_BAD_INPUT
 
 __all__ = [
-    "OneLineErrorParser", "byte_size", "duration", "fraction", "non_negative_float", "non_negative_int", "number", "port", "positive_float",
-    "positive_int", "significance", "whole_number",
+    "EXPORT_AS", "OneLineErrorParser", "add_export_options", "byte_size", "duration", "fraction", "name",
+    "non_negative_float", "non_negative_int", "number", "port", "positive_float", "positive_int", "significance",
+    "whole_number",
 ]
 
 
@@ -103,3 +104,30 @@ def byte_size(text: str) -> int:
     if match is None or unit not in _BYTE_UNITS or float(match["amount"]) * _BYTE_UNITS[unit] < 1:
         raise argparse.ArgumentTypeError(f"expected a size such as 512MiB, 2GB or 1048576, got {text!r}")
     return int(float(match["amount"]) * _BYTE_UNITS[unit])
+
+
+def name(text: str) -> str:
+    """A name that is not blank (an evaluation run id), stripped."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a name that is not blank, got {text!r}")
+    return text.strip()
+
+
+EXPORT_AS = ("events", "spans", "both")
+"""What ``--as`` accepts: ``agenteval_otel.results.EXPORT_MODES`` (not imported: the CLI starts light)."""
+
+
+def add_export_options(parser: argparse.ArgumentParser, target_help: str, *, repeatable: bool = False) -> None:
+    """``--export-results TARGET`` (helped by ``target_help``; a list when ``repeatable``),
+    ``--as`` and ``--run-id``."""
+    parser.add_argument("--export-results", metavar="TARGET", help=target_help,
+                        action="append" if repeatable else "store")
+    parser.add_argument("--as", dest="export_as", choices=EXPORT_AS, default=None,
+                        help="what --export-results writes per verdict: a gen_ai.evaluation.result log "
+                             "record on the judged span (events, the default); also an evaluation span in a "
+                             "trace of its own, linked to the judged span (spans, both: the record is always "
+                             "written; the judged trace is never changed)")
+    parser.add_argument("--run-id", type=name, metavar="NAME",
+                        help="the evaluation run the verdicts belong to, part of each verdict's id: the same "
+                             "verdict exported twice under one run id is one verdict (default: the eval set's "
+                             "id, else the traces' source)")

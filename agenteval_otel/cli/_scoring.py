@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval_otel.cli._args import positive_float, positive_int
+from agenteval_otel.cli._args import add_export_options, positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.cli._sources import add_source_options, source_id, trace_source
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     eval_set = EvalSet.load(args.evalset)
     runner = LiveRunner(load_agent(args.agent), criteria_config(args, eval_set), concurrency=args.concurrency,
                         timeout_s=args.timeout, criterion_timeout_s=args.timeout, num_runs=args.runs,
-                        tags=args.tags or ())
+                        tags=args.tags or (), run_id=args.run_id)
     total = _selected_or_error(runner, eval_set, args)
     files = _report_files(args)
     with (_result_export(args, eval_set.eval_set_id) as exports,
@@ -166,22 +166,24 @@ def _recording(
 @contextmanager
 def _result_export(args: argparse.Namespace, eval_set_id: str) -> Iterator[list[EvaluationSink]]:
     """With ``--export-results TARGET`` (repeatable): a sink per target writing the verdicts there
-    (``export_sink``: an OTLP URL or a file, ``phoenix+http://...``, ``mlflow+http://...``), shut
+    (``export_sink``: an OTLP URL or a file, as ``--as`` says; ``phoenix+http://...``,
+    ``mlflow+http://...``) for the evaluation run ``--run-id`` (default: ``eval_set_id``), shut
     down (flushed) within one deadline when the block ends."""
     if not args.export_results:
+        if args.export_as:
+            raise ConfigError(f"--as {args.export_as} goes with --export-results TARGET")
         yield []
         return
     from agenteval_otel.results import export_sink
 
-    run_id = getattr(args, "run_id", None)
-    options: dict[str, Any] = {"eval_set_id": eval_set_id, **({"run_id": run_id} if run_id else {})}
+    options: dict[str, Any] = {"eval_set_id": eval_set_id, "run_id": args.run_id or eval_set_id}
     with ExitStack() as stack:
         deadline = time.monotonic() + EXPORT_TIMEOUT_S
         exports: list[EvaluationSink] = []
         for target in args.export_results:
             shown = mask_url(target)
             try:
-                export = export_sink(target, **options)
+                export = export_sink(target, write=args.export_as or "events", **options)
             except OSError as exc:
                 raise ConfigError(f"--export-results {shown}: cannot write there ({exc.strerror or exc}); expected "
                                   "an OTLP URL (http://, https://, grpc://), phoenix+http://HOST:PORT, "
@@ -275,12 +277,11 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="where results are appended as cases finish "
                              "(default: .agenteval/<eval set id>.<command>.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    parser.add_argument("--export-results", metavar="TARGET", action="append",
-                        help="write the verdicts where the judged traces are (repeatable, one sink per "
-                             "TARGET): an OTLP endpoint (http(s)://HOST:PORT over http/protobuf, "
-                             "grpc://HOST:PORT or OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or a file "
-                             "(OTLP/JSON lines, log records to FILE's .logs.jsonl sibling) get evaluation "
-                             "spans under each invocation's root span and gen_ai.evaluation.result log "
-                             "records; phoenix+http://HOST:PORT gets Phoenix span annotations on the root "
-                             "spans ($PHOENIX_API_KEY), mlflow+http://HOST:PORT MLflow feedback assessments "
-                             "($MLFLOW_TRACKING_TOKEN); exported again, a verdict is updated, not added")
+    add_export_options(parser, "where the verdicts go (repeatable, one sink per TARGET): an OTLP endpoint "
+                               "(http(s)://HOST:PORT over http/protobuf, grpc://HOST:PORT or "
+                               "OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or a file (OTLP/JSON lines, log "
+                               "records to FILE's .logs.jsonl sibling), see --as for what is written; "
+                               "phoenix+http://HOST:PORT for Phoenix span annotations on the judged root spans "
+                               "($PHOENIX_API_KEY), mlflow+http://HOST:PORT for MLflow feedback assessments "
+                               "($MLFLOW_TRACKING_TOKEN); exported again, a verdict is updated, not added",
+                       repeatable=True)

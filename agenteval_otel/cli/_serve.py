@@ -7,7 +7,14 @@ import argparse
 import os
 from typing import Any
 
-from agenteval_otel.cli._args import byte_size, fraction, non_negative_float, port, positive_float
+from agenteval_otel.cli._args import (
+    add_export_options,
+    byte_size,
+    fraction,
+    non_negative_float,
+    port,
+    positive_float,
+)
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.errors import ConfigError, mask_url
@@ -46,7 +53,8 @@ def serve(args: argparse.Namespace) -> int:
                               "give another directory, or --no-spool") from None
     try:
         worker = EvaluationWorker(
-            config, eval_set=eval_set, export_target=target, host=args.host,
+            config, eval_set=eval_set, export_target=target, export_as=args.export_as or "events",
+            run_id=args.run_id, host=args.host,
             http_port=args.port, grpc_port=args.grpc_port, token=token, spool=spool,
             evaluator_options={"sample_rate": args.sample_rate, "settle_s": args.settle,
                                "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory // 4},
@@ -70,7 +78,7 @@ def serve(args: argparse.Namespace) -> int:
     health = worker.health
     verdicts = health.get("verdicts", {})
     left = health.get("spool", {}).get("pending_traces", 0)
-    print(f"agenteval serve: stopped; {worker.evaluator.counters}; verdict spans exported="
+    print(f"agenteval serve: stopped; {worker.evaluator.counters}; verdict records exported="
           f"{verdicts.get('exported', 0)}, failed={verdicts.get('failed', 0)}, dropped={verdicts.get('dropped', 0)}"
           + (f"; {left} trace(s) left in the spool for the next start" if left else ""), flush=True)
     return EXIT_OK if done else EXIT_FAILED
@@ -90,9 +98,8 @@ def add_commands(commands: Any) -> None:
                                                           "id or input) reference-based criteria score")
     worker.add_argument("--criteria-module", action="append", metavar="MODULE_OR_FILE",
                         help="import a module or .py file whose @criterion functions the config names")
-    worker.add_argument("--export-results", metavar="TARGET",
-                        help="where verdicts go: an OTLP URL (http://, https://, grpc://) or a file "
-                             "(default: the OTLP endpoint of the OTEL_EXPORTER_OTLP_* variables)")
+    add_export_options(worker, "where verdicts go: an OTLP URL (http://, https://, grpc://) or a file "
+                               "(default: the OTLP endpoint of the OTEL_EXPORTER_OTLP_* variables)")
     worker.add_argument("--token", help="require 'Authorization: Bearer TOKEN' (or AGENTEVAL_SERVE_TOKEN)")
     worker.add_argument("--sample-rate", type=fraction, default=1.0, metavar="R",
                         help="the share of traces scored, decided by trace id (1.0)")

@@ -62,9 +62,10 @@ class LiveRunner:
     also plays the user of ``conversation_scenario`` cases (a :class:`SimulatedUser` set up by the
     config's ``user_simulator_config``; cases with a conversation replay it, see
     :mod:`~agenteval_otel.evaluation._turns`). Each turn's root span takes its verdicts as attributes before it ends, and with
-    ``export_results`` (the default) every verdict is also written into its turn's trace as an
-    evaluation span and a ``gen_ai.evaluation.result`` log record (see ``TraceExport``), through
-    the provider the turns are captured on and the global logger provider.
+    ``export_results`` (the default) every verdict is also written as a ``gen_ai.evaluation.result``
+    log record on its turn's root span (see ``TraceExport``), for the evaluation run ``run_id``
+    (default: the eval set's id), through the global logger provider: the turn's trace itself is
+    left as it ended.
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class LiveRunner:
         criterion_timeout_s: float | None = DEFAULT_CRITERION_TIMEOUT_S,
         judge: JudgeClient | None = None,
         export_results: bool = True,
+        run_id: str | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -98,6 +100,7 @@ class LiveRunner:
         self.criterion_timeout_s = criterion_timeout_s
         self.judge = judge
         self.export_results = export_results
+        self.run_id = run_id
 
     def selected(self, eval_set: EvalSet) -> list[EvalCase]:
         """The cases this evaluator runs (after the tags filter)."""
@@ -177,7 +180,8 @@ class LiveRunner:
         gate = asyncio.Semaphore(self.concurrency)
         config = self.config if self._config_given else EvalConfig.default_for(eval_set)
         scorer = Scorer(config, judge=self.judge, criterion_timeout_s=self.criterion_timeout_s)
-        exports = ([TraceExport(capture_for(self._provider).provider, eval_set_id=eval_set.eval_set_id)]
+        exports = ([TraceExport(capture_for(self._provider).provider, eval_set_id=eval_set.eval_set_id,
+                                run_id=self.run_id)]
                    if self.export_results else [])
         results_stage = SinkGroup([*sinks, *exports])
 

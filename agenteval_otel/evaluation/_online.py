@@ -5,8 +5,8 @@ ended span to a bounded intake and returns. When an invocation's local root span
 trajectory is sampled and put on a bounded queue; a worker thread with an event loop of its own
 scores it with a :class:`~agenteval_otel.evaluation._scoring.Scorer` (the reference-free criteria
 always; reference-based ones when a registered case matches the invocation by eval id,
-conversation id or user input) and hands the result to its sinks (by default the export of
-verdicts into the judged trace). An OTLP receiver hands it spans through :meth:`feed` (and log records through :meth:`feed_logs`); stored or
+conversation id or user input) and hands the result to its sinks (by default ``TraceExport``: a
+``gen_ai.evaluation.result`` record per verdict on the judged span). An OTLP receiver hands it spans through :meth:`feed` (and log records through :meth:`feed_logs`); stored or
 hand-made trajectories go through :meth:`submit`.
 
 Every invocation is accounted for in :attr:`OnlineEvaluator.counters`: evaluated, errored (a
@@ -207,8 +207,8 @@ class OnlineEvaluator(SpanProcessor):
 
     ``config``: the criteria (reference-free ones score every invocation; reference-based ones
     the invocations matched to a case of ``eval_set`` or :meth:`register_case`). ``sinks``:
-    where results go (default: ``[TraceExport()]``, the evaluation spans and records written
-    into the judged traces). ``sample_rate``: the share of traces scored;
+    where results go (default: ``[TraceExport()]``, a ``gen_ai.evaluation.result`` log record
+    per verdict on the judged span). ``sample_rate``: the share of traces scored;
     ``criterion_sample_rates``: per criterion, the share of those it scores (e.g.
     ``{"llm_judge": 0.1}``), both by trace id. ``max_queue`` bounds the invocations waiting to
     be scored (and, when above 512, the traces waiting to be assembled), ``concurrency`` the invocations scored at

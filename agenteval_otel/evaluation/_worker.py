@@ -2,12 +2,13 @@
 
 It receives OTLP (HTTP and gRPC, traces and logs), assembles each trace through the shared trace
 buffer, scores every invocation with an :class:`~agenteval_otel.evaluation._online.OnlineEvaluator`
-and writes the verdicts into the judged traces.
+and writes the verdicts beside the judged traces (``gen_ai.evaluation.result`` log records on the
+judged spans; evaluation spans in traces of their own too, when asked for).
 
 Nothing it acknowledges is lost silently. With a ``spool`` directory, every batch is written to a
-local SQLite spool before the receiver answers 200, and a trace's rows are deleted once its
-verdicts are exported (or once it needs none); a worker restarted on the same spool scores what
-is left. Verdicts that fail to export are counted (:attr:`EvaluationWorker.health`) and stay in
+local SQLite spool before the receiver answers 200, and a trace's rows are deleted once the
+records of its verdicts are exported (or once it needs none); a worker restarted on the same
+spool scores what is left. Verdicts that fail to export are counted (:attr:`EvaluationWorker.health`) and stay in
 the spool for the next start. Without a spool, what is unscored at a crash is lost, and the
 worker says so when it starts. Several workers behind the Collector's
 ``loadbalancing`` exporter (routing by trace id) scale evaluation out: every span of a trace
@@ -37,7 +38,7 @@ from agenteval_otel.criteria import EvalConfig
 from agenteval_otel.evalsets import EvalSet
 from agenteval_otel.evaluation._online import OnlineEvaluator
 from agenteval_otel.evaluation._spool import Spool
-from agenteval_otel.results import EvaluationSink, TraceExport
+from agenteval_otel.results import EvaluationSink, ExportMode, TraceExport
 from agenteval_otel.traces.receiver import OtlpReceiver
 from agenteval_otel.trajectory.logs import LogRecord
 from agenteval_otel.trajectory.spans import SpanRecord
@@ -59,9 +60,10 @@ _REPLAY_PATIENCE_S = 60.0
 class EvaluationWorker:
     """An :class:`~agenteval_otel.traces.receiver.OtlpReceiver` feeding an ``OnlineEvaluator``.
 
-    ``sinks``: where results go; by default they are written into the judged traces at
-    ``export_target`` (an OTLP URL or a file, see ``TraceExport.to_target``), else through the
-    global providers. ``eval_set``: cases whose invocations reference-based criteria score too.
+    ``sinks``: where results go; by default a ``TraceExport`` to ``export_target`` (an OTLP URL or
+    a file, see ``TraceExport.to_target``) writing what ``export_as`` says (default: the
+    ``gen_ai.evaluation.result`` records only) for the evaluation run ``run_id`` (default: the eval
+    set's id, else ``"agenteval"``). ``eval_set``: cases whose invocations reference-based criteria score too.
     ``receiver_options`` go to the receiver (limits), ``evaluator_options`` to the evaluator
     (sampling, queue bound, timeouts, ``settle_s``: default :data:`DEFAULT_SETTLE_S`,
     ``max_pending_bytes``). ``spool``: a directory (or a :class:`Spool`) where acknowledged
@@ -77,6 +79,8 @@ class EvaluationWorker:
         eval_set: EvalSet | None = None,
         sinks: Sequence[EvaluationSink] | None = None,
         export_target: str | None = None,
+        export_as: ExportMode = "events",
+        run_id: str | None = None,
         host: str = "127.0.0.1",
         http_port: int | None = DEFAULT_HTTP_PORT,
         grpc_port: int | None = None,
@@ -93,7 +97,7 @@ class EvaluationWorker:
         if sinks is None and export_target is not None:
             self._export = TraceExport.to_target(
                 export_target, eval_set_id=eval_set.eval_set_id if eval_set is not None else None,
-                on_exported=self._exported)
+                write=export_as, run_id=run_id, on_exported=self._exported)
             sinks = [self._export]
         options = {"settle_s": DEFAULT_SETTLE_S, **(evaluator_options or {})}
         self.evaluator = OnlineEvaluator(config, sinks=sinks, eval_set=eval_set,
@@ -145,7 +149,7 @@ class EvaluationWorker:
             self.spool.done(trace_id)
 
     def _exported(self, trace_ids: set[str]) -> None:
-        """The export delivered evaluation spans of these traces."""
+        """The export delivered verdict records of these (judged) traces."""
         if self.spool is None:
             return
         done: list[str] = []
@@ -212,8 +216,8 @@ class EvaluationWorker:
     @property
     def health(self) -> dict[str, Any]:
         """The worker's state and counters: ``status`` (``"serving"``, or ``"failing"`` when the
-        scoring worker has stopped), the evaluator's counters, what became of the exported
-        verdicts, and the spool's."""
+        scoring worker has stopped), the evaluator's counters, what became of the verdicts'
+        ``gen_ai.evaluation.result`` records (``"verdicts"``: one per verdict), and the spool's."""
         document: dict[str, Any] = {
             "status": "serving" if self.evaluator.healthy else "failing",
             "evaluator": dataclasses.asdict(self.evaluator.counters),

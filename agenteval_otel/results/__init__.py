@@ -4,9 +4,11 @@ Results nest as the work does: ``CriterionResult`` (one criterion on one turn, w
 ``EvidenceRow`` evidence) ⊂ ``InvocationResult`` ⊂ ``EvalCaseResult`` ⊂ ``EvalReport`` (with its
 ``EvalSummary`` and ``CriterionStats``). Sinks (``EvaluationSink``: ``submit``, ``force_flush``,
 ``shutdown``) take case results as they come: the run file, the report writers, and
-``TraceExport``, which writes verdicts back into the traces they judge; ``PhoenixAnnotations`` and
-``MlflowAssessments`` write them as those backends' own span annotations and assessments, and
-``export_sink(target)`` picks one of the three by the target's scheme.
+``TraceExport``, which writes verdicts beside the traces they judge (``gen_ai.evaluation.result``
+records on the judged span; evaluation spans, when asked for, in traces of their own linked to
+it), with stable ids (``evaluation_id``); ``PhoenixAnnotations`` and ``MlflowAssessments`` write
+them as those backends' own span annotations and assessments, and ``export_sink(target)`` picks
+one of the three by the target's scheme.
 
 >>> from agenteval_otel.results import EvidenceRow
 >>> EvidenceRow(status="missing", expected="get_weather()").actual is None
@@ -14,7 +16,15 @@ True
 """
 
 from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor
-from agenteval_otel.results._export import TraceExport, evaluation_attributes, verdict_attributes
+from agenteval_otel.results._export import (
+    EXPORT_MODES,
+    ExportMode,
+    TraceExport,
+    VerdictId,
+    evaluation_attributes,
+    evaluation_id,
+    verdict_attributes,
+)
 from agenteval_otel.results._failures import AgentFailure, describe_error
 from agenteval_otel.results._mlflow import MlflowAssessments
 from agenteval_otel.results._phoenix import PhoenixAnnotations
@@ -63,6 +73,11 @@ __all__ = [
     "MlflowAssessments",
     "PhoenixAnnotations",
     "export_sink",
+    # how verdicts are exported, and their identity
+    "EXPORT_MODES",
+    "ExportMode",
+    "VerdictId",
+    "evaluation_id",
     # what became of exported verdicts
     "DeliveryCounters",
     "DeliveryProcessor",

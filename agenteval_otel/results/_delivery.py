@@ -1,11 +1,13 @@
-"""``DeliveryProcessor``: the span processor that exports verdicts and counts what became of each.
+"""``DeliveryProcessor``: the span and log record processor that exports verdicts and counts what
+became of each.
 
-The SDK's ``BatchSpanProcessor`` drops spans when its queue is full and logs export failures, but
-counts neither, so a worker whose export target is down would report every verdict as done. This
-processor batches the same way (a bounded queue, a background thread, one export at a time) and
-counts every span it was given as ``exported``, ``failed`` (the exporter said so), ``dropped``
-(queue full, after shutdown, or unsent at the shutdown deadline) or still ``queued``; it warns
-once per kind, and tells ``on_exported`` which traces had spans exported.
+The SDK's ``BatchSpanProcessor`` and ``BatchLogRecordProcessor`` drop items when their queue is
+full and log export failures, but count neither, so a worker whose export target is down would
+report every verdict as done. This processor batches the same way (a bounded queue, a background
+thread, one export at a time) and counts every span or log record it was given as ``exported``,
+``failed`` (the exporter said so), ``dropped`` (queue full, after shutdown, or unsent at the
+shutdown deadline) or still ``queued``; it warns once per kind, and tells ``on_exported`` which
+traces had items exported (a log record's trace: the one it was emitted in, e.g. the judged one).
 
 >>> from opentelemetry.sdk.trace import TracerProvider
 >>> from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -19,6 +21,7 @@ once per kind, and tells ``on_exported`` which traces had spans exported.
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -27,6 +30,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from opentelemetry.context import Context
+from opentelemetry.sdk._logs import LogRecordProcessor, ReadableLogRecord, ReadWriteLogRecord
+from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -36,12 +42,16 @@ logger = logging.getLogger(__name__)
 logger.addHandler(logging.NullHandler())
 
 ExportedCallback = Callable[[set[str]], object]
-"""Called with the hex ids of the traces whose spans an export just delivered."""
+"""Called with the hex ids of the traces whose spans or log records an export just delivered."""
+
+_Item = ReadableSpan | ReadableLogRecord
+_SUCCESS = (SpanExportResult.SUCCESS, LogRecordExportResult.SUCCESS)
 
 
 @dataclass(frozen=True, slots=True)
 class DeliveryCounters:
-    """What became of the spans a ``DeliveryProcessor`` was given (``received`` is the sum)."""
+    """What became of the spans or log records a ``DeliveryProcessor`` was given (``received`` is
+    the sum)."""
 
     received: int = 0
     exported: int = 0
@@ -51,16 +61,18 @@ class DeliveryCounters:
 
     @property
     def lost(self) -> int:
-        """Spans that will never reach the target: failed or dropped."""
+        """Items that will never reach the target: failed or dropped."""
         return self.failed + self.dropped
 
 
-class DeliveryProcessor(SpanProcessor):
-    """Exports ended spans in batches of ``batch_size`` at most every ``delay_s`` seconds from a
-    queue of at most ``max_queue`` spans, counting every outcome (see the module docs).
+class DeliveryProcessor(SpanProcessor, LogRecordProcessor):
+    """Exports ended spans (as a tracer provider's span processor, with a ``SpanExporter``) or
+    emitted log records (as a logger provider's log record processor, with a
+    ``LogRecordExporter``) in batches of ``batch_size`` at most every ``delay_s`` seconds from a
+    queue of at most ``max_queue`` items, counting every outcome (see the module docs).
     Never raises into the caller; ``force_flush`` and ``shutdown`` keep their deadlines."""
 
-    def __init__(self, exporter: SpanExporter, *, on_exported: ExportedCallback | None = None,
+    def __init__(self, exporter: SpanExporter | LogRecordExporter, *, on_exported: ExportedCallback | None = None,
                  max_queue: int = 8192, batch_size: int = 512, delay_s: float = 0.5) -> None:
         if max_queue < 1 or batch_size < 1 or delay_s <= 0:
             raise ValueError("max_queue and batch_size must be at least 1, delay_s positive")
@@ -69,7 +81,7 @@ class DeliveryProcessor(SpanProcessor):
         self._max_queue = max_queue
         self._batch = batch_size
         self._delay = delay_s
-        self._queue: deque[ReadableSpan] = deque()
+        self._queue: deque[_Item] = deque()
         self._lock = threading.Condition()
         self._counts = {"received": 0, "exported": 0, "failed": 0, "dropped": 0}
         self._exporting = 0
@@ -90,16 +102,28 @@ class DeliveryProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         """Queue ``span``; past the bound, or after shutdown, drop and count it."""
+        self._take(span)
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        """Queue a read-only copy of ``log_record`` (without its context, as the SDK's batch
+        processor does); past the bound, or after shutdown, drop and count it."""
+        record = copy.copy(log_record.log_record)
+        record.context = Context()
+        self._take(ReadableLogRecord(
+            log_record=record, resource=log_record.resource if log_record.resource is not None else Resource.create({}),
+            instrumentation_scope=log_record.instrumentation_scope, limits=log_record.limits))
+
+    def _take(self, item: _Item) -> None:
         with self._lock:
             self._counts["received"] += 1
             if self._closed or len(self._queue) >= self._max_queue:
                 self._counts["dropped"] += 1
                 kind = "closed" if self._closed else "full"
-                self._warn_once(kind, "a verdict span was dropped: " + (
+                self._warn_once(kind, "a verdict was dropped: " + (
                     "the export has shut down" if self._closed else f"{self._max_queue} wait to be exported")
                     + " (further drops are counted, not logged)")
                 return
-            self._queue.append(span)
+            self._queue.append(item)
             if len(self._queue) >= self._batch:
                 self._lock.notify_all()
 
@@ -120,9 +144,9 @@ class DeliveryProcessor(SpanProcessor):
                 self._exporting = 0
                 self._lock.notify_all()
 
-    def _export(self, batch: Sequence[ReadableSpan]) -> None:
+    def _export(self, batch: Sequence[_Item]) -> None:
         try:
-            ok = self._exporter.export(batch) == SpanExportResult.SUCCESS
+            ok = self._exporter.export(batch) in _SUCCESS  # type: ignore[arg-type]  # one kind per exporter
         except Exception:  # noqa: BLE001 - an exporter's failure is counted, never raised
             logger.debug("DeliveryProcessor: the exporter raised", exc_info=True)
             ok = False
@@ -132,10 +156,10 @@ class DeliveryProcessor(SpanProcessor):
             if first_failure:
                 self._warned.add("failed")
         if first_failure:  # the exporter warns about its endpoint; the count is in ``counters``
-            logger.info("%d verdict span(s) could not be exported (further failures are counted, not logged)",
+            logger.info("%d verdict(s) could not be exported (further failures are counted, not logged)",
                         len(batch))
         if ok and self._on_exported is not None:
-            traces = {format(span.context.trace_id, "032x") for span in batch if span.context is not None}
+            traces = {format(trace_id, "032x") for trace_id in map(_trace_id, batch) if trace_id}
             try:
                 self._on_exported(traces)
             except Exception:  # noqa: BLE001 - the callback's failure must not stop the export
@@ -178,3 +202,10 @@ class DeliveryProcessor(SpanProcessor):
             self._exporter.shutdown()
         except Exception:  # noqa: BLE001 - shutting down never raises
             logger.debug("DeliveryProcessor: the exporter's shutdown raised", exc_info=True)
+
+
+def _trace_id(item: _Item) -> int | None:
+    """The trace ``item`` belongs to: a span's own, a log record's context's."""
+    if isinstance(item, ReadableLogRecord):
+        return item.log_record.trace_id
+    return item.context.trace_id if item.context is not None else None

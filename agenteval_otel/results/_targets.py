@@ -26,7 +26,7 @@ from typing import Any
 
 from agenteval_otel.errors import ConfigError, mask_url
 from agenteval_otel.results._annotations import VerdictDelivery
-from agenteval_otel.results._export import TraceExport
+from agenteval_otel.results._export import ExportMode, TraceExport
 from agenteval_otel.results._mlflow import MlflowAssessments
 from agenteval_otel.results._phoenix import PhoenixAnnotations
 from agenteval_otel.results._sinks import EvaluationSink
@@ -37,9 +37,10 @@ BACKEND_SCHEMES: dict[str, type[VerdictDelivery]] = {"phoenix": PhoenixAnnotatio
 """The backend-native sinks by the scheme prefix that picks them (``phoenix+http://...``)."""
 
 
-def export_sink(target: str | os.PathLike[str], **options: Any) -> EvaluationSink:
+def export_sink(target: str | os.PathLike[str], *, write: ExportMode = "events", **options: Any) -> EvaluationSink:
     """The sink writing verdicts to ``target`` (see the module docs), built with ``options``
-    (e.g. ``run_id``, ``eval_set_id``; ``api_key`` for Phoenix, ``token`` for MLflow).
+    (e.g. ``run_id``, ``eval_set_id``; ``api_key`` for Phoenix, ``token`` for MLflow); ``write``
+    says what a :class:`TraceExport` writes (see there).
 
     Raises ``ConfigError`` for a malformed backend target, and ``OSError`` when a file target
     cannot be opened for appending.
@@ -48,7 +49,7 @@ def export_sink(target: str | os.PathLike[str], **options: Any) -> EvaluationSin
     backend, plus, url = text.partition("+")
     sink = BACKEND_SCHEMES.get(backend.lower()) if plus else None
     if sink is None:
-        return TraceExport.to_target(target, **options)
+        return TraceExport.to_target(target, write=write, **options)
     shown = mask_url(text)
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:

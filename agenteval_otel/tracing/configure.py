@@ -50,11 +50,13 @@ from typing import Any, Final
 
 from opentelemetry import _logs, trace
 from opentelemetry.sdk._logs import LoggerProvider as SdkLoggerProvider
+from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, LogRecordExporter
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
@@ -475,6 +477,8 @@ def providers_for(
     *,
     service_name: str = "agenteval",
     span_processor: Callable[[SpanExporter], SpanProcessor] | None = None,
+    log_processor: Callable[[LogRecordExporter], LogRecordProcessor] | None = None,
+    id_generator: IdGenerator | None = None,
 ) -> TracingHandle:
     """A tracer provider and a logger provider of the caller's own, exporting to ``target``: an
     OTLP endpoint URL (see :func:`is_otlp_url`; headers, timeout and TLS from the standard
@@ -483,7 +487,9 @@ def providers_for(
     receives our decorators' spans; the handle's ``shutdown`` flushes both within one deadline.
 
     ``span_processor`` builds the span processor around the exporter (default: the SDK's
-    ``BatchSpanProcessor``).
+    ``BatchSpanProcessor``), ``log_processor`` the log record processor (default: the SDK's
+    ``BatchLogRecordProcessor``); ``id_generator`` gives the tracer provider's trace and span ids
+    (default: random ones).
 
     Raises ``OSError`` when the file cannot be opened for appending, ``ConfigError`` when the
     target is OTLP over gRPC and the ``grpc`` extra is not installed.
@@ -495,7 +501,7 @@ def providers_for(
     True
     """
     resource = Resource.create({SERVICE_NAME: service_name})
-    tracer_provider = SdkTracerProvider(resource=resource, shutdown_on_exit=False)
+    tracer_provider = SdkTracerProvider(resource=resource, shutdown_on_exit=False, id_generator=id_generator)
     text = os.fspath(target)
     traces_file = logs_file = None
     logs = not _logs_export_off()
@@ -509,6 +515,12 @@ def providers_for(
         log_exporter = OtlpJsonLogFileExporter(logs_file) if logs_file is not None else None
     processor = BatchSpanProcessor(span_exporter) if span_processor is None else span_processor(span_exporter)
     tracer_provider.add_span_processor(IsolatedSpanProcessor(processor))
-    logger_provider = _logger_provider(resource, [log_exporter] if log_exporter is not None else [])
+    if log_exporter is None:
+        logger_provider = _logger_provider(resource, [])
+    elif log_processor is None:
+        logger_provider = _logger_provider(resource, [log_exporter])
+    else:
+        logger_provider = SdkLoggerProvider(resource=resource, shutdown_on_exit=False)
+        logger_provider.add_log_record_processor(log_processor(log_exporter))
     return TracingHandle(tracer_provider, active_policy(), (span_exporter,), traces_file,
                          logger_provider=logger_provider, logs_file=logs_file)

@@ -1,11 +1,15 @@
-"""Live runs write their verdicts into the traces they judge: on each turn's root span before it
-ends (with the turn's true duration), and as evaluation spans beneath it."""
+"""Live runs write their verdicts where the traces they judge are seen: on each turn's root span
+before it ends (with the turn's true duration), and as ``gen_ai.evaluation.result`` log records on
+it; the turn's trace takes no evaluation span."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from opentelemetry import _logs
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -66,19 +70,24 @@ def test_each_turns_root_span_carries_its_verdicts_and_ends_when_the_agent_retur
         assert (root.end_time or 0) - (root.start_time or 0) < SLOW_S * 1e9  # scoring time is not the turn's
 
 
-def test_a_live_run_writes_evaluation_spans_under_each_turn(exported) -> None:  # type: ignore[no-untyped-def]
+def test_a_live_run_writes_a_record_per_verdict_on_each_turn_and_no_span(  # type: ignore[no-untyped-def]
+        exported, monkeypatch: pytest.MonkeyPatch) -> None:
     provider, exporter = exported
+    logger_provider, logs = LoggerProvider(), InMemoryLogRecordExporter()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    monkeypatch.setattr(_logs, "get_logger_provider", lambda: logger_provider)  # the global one, for this test
     eval_set = EvalSetBuilder.quick(("Weather in Paris?", "It is sunny in Paris."))
     report = evaluate(eval_set, weather_agent, EvalConfig(criteria={"response_match": CriterionConfig.response(0.5)}),
-                      tracer_provider=provider)
+                      tracer_provider=provider, run_id="live-1")
     assert provider.force_flush(5000)
     spans = exporter.get_finished_spans()
-    [root] = [s for s in _roots(spans) if not (s.attributes or {}).get(attr.EVALUATION_MARKER)]
-    evaluations = [s for s in spans if (s.attributes or {}).get(attr.EVALUATION_MARKER)]
-    assert [s.name for s in evaluations] == ["evaluation response_match"]
-    assert evaluations[0].parent is not None and evaluations[0].parent.span_id == root.context.span_id
-    assert evaluations[0].context.trace_id == root.context.trace_id
-    assert evaluations[0].attributes[attr.EVAL_ID] == report.results[0].eval_id  # type: ignore[index]
+    assert not [s for s in spans if (s.attributes or {}).get(attr.EVALUATION_MARKER)]
+    [root] = _roots(spans)
+    [record] = [r.log_record for r in logs.get_finished_logs()]
+    assert (record.trace_id, record.span_id) == (root.context.trace_id, root.context.span_id)
+    assert record.event_name == attr.GEN_AI_EVALUATION_RESULT_EVENT
+    assert record.attributes[attr.EVAL_ID] == report.results[0].eval_id  # type: ignore[index]
+    assert record.attributes[attr.EVAL_RUN_ID] == "live-1"  # type: ignore[index]
     assert report.summary.passed_cases == 1
 
 

@@ -28,7 +28,8 @@ from agenteval_otel.criteria import CriterionContext, EvalConfig, criterion
 from agenteval_otel.evaluation import CallbackSink, OnlineEvaluator
 from agenteval_otel.evaluation._worker import EvaluationWorker
 from agenteval_otel.results import EvalCaseResult
-from agenteval_otel.traces.files import read_spans
+from agenteval_otel.traces.files import read_logs
+from agenteval_otel.tracing import logs_file_for
 from agenteval_otel.trajectory.spans import SpanRecord
 from tests.conftest import REPO_ROOT
 
@@ -140,7 +141,7 @@ def test_an_agent_behind_a_traced_gateway_is_scored_without_waiting_for_the_ttl(
     finally:
         assert worker.stop(None)
     assert worker.evaluator.counters.dropped_traces == 0
-    [verdict] = [s for s in read_spans(target) if s.attributes.get(attr.EVALUATION_MARKER)]
+    [verdict] = read_logs([logs_file_for(target)])
     assert verdict.attributes[attr.GEN_AI_EVALUATION_SCORE_LABEL] == "fail"
 
 
@@ -274,10 +275,11 @@ def test_acknowledged_traces_survive_a_sigkill_and_are_scored_exactly_once_after
 
 
 def _judged(target: Path) -> Counter[str]:
-    """Verdict spans per judged trace in an export file (none while it is missing or empty)."""
-    if not target.exists() or not target.stat().st_size:
+    """Verdict records per judged trace in an export file (none while it is missing or empty)."""
+    logs = logs_file_for(target)
+    if not logs.exists() or not logs.stat().st_size:
         return Counter()
-    return Counter(s.trace_id for s in read_spans(target) if s.attributes.get(attr.EVALUATION_MARKER))
+    return Counter(r.trace_id for r in read_logs([logs]) if r.attributes.get(attr.EVALUATION_MARKER))
 
 
 @pytest.mark.promise(23)

@@ -1,6 +1,7 @@
 """The evaluation worker behind ``agenteval serve``: real OTLP in (the official HTTP and gRPC
-exporters, and OTLP/JSON posted as it is stored), verdicts out into the judged traces, and the
-Collector's trace-id load balancing stood in for across three workers."""
+exporters, and OTLP/JSON posted as it is stored), verdicts out as records on the judged spans (and,
+when asked for, evaluation spans in traces of their own), and the Collector's trace-id load
+balancing stood in for across three workers."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from agenteval_otel.criteria import EvalConfig
 from agenteval_otel.evaluation._worker import EvaluationWorker
 from agenteval_otel.traces.files import read_logs, read_spans, read_trajectories
 from agenteval_otel.tracing import logs_file_for
+from agenteval_otel.trajectory.logs import LogRecord
 from agenteval_otel.trajectory.spans import SpanRecord
 from tests.conftest import REPO_ROOT
 
@@ -54,8 +56,10 @@ def _readable(record: SpanRecord) -> ReadableSpan:
     )
 
 
-def _verdicts(target: Path) -> tuple[list[SpanRecord], list[object]]:
-    spans = [s for s in read_spans(target) if s.attributes.get(attr.EVALUATION_MARKER)]
+def _verdicts(target: Path) -> tuple[list[SpanRecord], list[LogRecord]]:
+    """The evaluation spans and the verdict records an export file holds."""
+    spans = ([s for s in read_spans(target) if s.attributes.get(attr.EVALUATION_MARKER)]
+             if target.exists() and target.stat().st_size else [])
     logs = list(read_logs([logs_file_for(target)])) if logs_file_for(target).exists() else []
     return spans, logs
 
@@ -74,13 +78,19 @@ def worker(tmp_path: Path) -> Iterator[EvaluationWorker]:
     worker.stop(timeout=5)
 
 
-def _assert_judged(stored_path: Path, target: Path) -> None:
+def _assert_judged(stored_path: Path, target: Path, *, spans_too: bool = False) -> None:
     [invocation] = read_trajectories([stored_path]).trajectories
     spans, logs = _verdicts(target)
+    assert sorted(log.attributes[attr.GEN_AI_EVALUATION_NAME] for log in logs) == [
+        "final_response_present", "max_tool_calls"]
+    assert {(log.trace_id, log.span_id) for log in logs} == {(invocation.trace_id, invocation.span_id)}
+    assert {log.attributes[attr.GEN_AI_EVALUATION_SCORE_LABEL] for log in logs} == {"pass"}
+    if not spans_too:
+        assert spans == []
+        return
     assert sorted(s.name for s in spans) == ["evaluation final_response_present", "evaluation max_tool_calls"]
-    assert {(s.trace_id, s.parent_id) for s in spans} == {(invocation.trace_id, invocation.span_id)}
-    assert {s.attributes[attr.GEN_AI_EVALUATION_SCORE_LABEL] for s in spans} == {"pass"}
-    assert len(logs) == 2 and {(log.trace_id, log.span_id) for log in logs} == {  # type: ignore[attr-defined]
+    assert all(s.parent_id is None and s.trace_id != invocation.trace_id for s in spans)
+    assert {(link.trace_id, link.span_id) for s in spans for link in s.links} == {
         (invocation.trace_id, invocation.span_id)}
 
 
@@ -119,6 +129,25 @@ def test_a_stored_trace_sent_by_the_official_exporters_gets_its_verdicts(
     exporter.shutdown()
     assert worker.stop(timeout=5)
     _assert_judged(path, tmp_path / "verdicts.jsonl")
+
+
+@pytest.mark.promise(23)
+def test_with_evaluation_spans_the_spool_is_cleared_once_the_judged_traces_records_are_out(
+    stored: tuple[Path, list[SpanRecord]], tmp_path: Path
+) -> None:
+    """``export_as="both"``: the evaluation spans live in traces of their own, and the trace they
+    judge leaves the spool once its verdict records (which carry its id) are delivered."""
+    path, records = stored
+    target = tmp_path / "verdicts.jsonl"
+    worker = EvaluationWorker(POLICIES, export_target=str(target), export_as="both", run_id="w1", http_port=0,
+                              spool=tmp_path / "spool", evaluator_options={"settle_s": 0.05}).start()
+    exporter = HttpSpanExporter(endpoint=f"http://127.0.0.1:{worker.receiver.http_port}/v1/traces", timeout=5)
+    assert exporter.export([_readable(r) for r in records]) is SpanExportResult.SUCCESS
+    exporter.shutdown()
+    assert worker.stop(timeout=5)
+    assert worker.health["spool"]["pending_traces"] == 0 and worker.health["verdicts"]["exported"] == 2
+    _assert_judged(path, target, spans_too=True)
+    assert {log.attributes[attr.EVAL_RUN_ID] for log in _verdicts(target)[1]} == {"w1"}
 
 
 def test_health_shows_the_receiver_and_the_evaluator(worker: EvaluationWorker) -> None:
@@ -168,11 +197,11 @@ def test_three_workers_behind_trace_id_routing_evaluate_every_trace_exactly_once
     assert sum(evaluated) == 30 and all(evaluated)  # every worker took its share
     judged: Counter[str] = Counter()
     for n in range(3):
-        spans, _ = _verdicts(tmp_path / f"worker{n}.jsonl")
-        judged.update({s.trace_id for s in spans})
+        _, logs = _verdicts(tmp_path / f"worker{n}.jsonl")
+        judged.update({log.trace_id for log in logs if log.trace_id})
     assert set(judged) == {trace[0].trace_id for trace in traces}
-    assert set(judged.values()) == {1}  # evaluated exactly once: one worker's verdict spans per trace ...
-    assert all(len(_verdicts(tmp_path / f"worker{n}.jsonl")[0]) == 2 * evaluated[n] for n in range(3))  # ... 2 each
+    assert set(judged.values()) == {1}  # evaluated exactly once: one worker's verdict records per trace ...
+    assert all(len(_verdicts(tmp_path / f"worker{n}.jsonl")[1]) == 2 * evaluated[n] for n in range(3))  # ... 2 each
 
 
 def _serve(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
@@ -200,9 +229,9 @@ def test_agenteval_serve_scores_what_it_receives_and_stops_on_sigterm(tmp_path: 
     finally:
         process.kill()
     assert process.returncode == 0, err
-    assert "evaluated=1" in out
-    spans, _ = _verdicts(target)
-    assert {s.trace_id for s in spans} == {trace[0].trace_id} and len(spans) == 6
+    assert "evaluated=1" in out and "verdict records exported=6" in out
+    _, logs = _verdicts(target)
+    assert {log.trace_id for log in logs} == {trace[0].trace_id} and len(logs) == 6
 
 
 @pytest.mark.parametrize("args, expected", [

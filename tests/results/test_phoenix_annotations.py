@@ -148,7 +148,8 @@ def test_the_cli_sends_verdicts_to_phoenix_and_to_a_file_at_once(
     monkeypatch.setenv("PHOENIX_API_KEY", run.phoenix.api_key)
     verdicts = tmp_path / "verdicts.jsonl"
     assert main(["eval", EVALSET, "--traces", str(run.file), "--quiet", "--run-file", str(tmp_path / "run.jsonl"),
-                 "--export-results", f"phoenix+{run.phoenix.url}", "--export-results", str(verdicts)]) == 0
+                 "--export-results", f"phoenix+{run.phoenix.url}", "--export-results", str(verdicts),
+                 "--as", "both"]) == 0
     run_id = EvalSet.load(EVALSET).eval_set_id
     _wait_for(lambda: any(n["identifier"] == run_id for n in _annotations(run)), "the CLI's annotations")
     ours = [n for n in _annotations(run) if n["identifier"] == run_id]

@@ -167,7 +167,7 @@ def _wait(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
 
 
 def _to_target(url: str, tmp_path: Path) -> None:
-    handle_export = TraceExport.to_target(url)
+    handle_export = TraceExport.to_target(url, write="both")
     assert handle_export.logger_provider is not None
     handle_export.logger_provider.get_logger("test").emit(body="a verdict", event_name="test.event")
     handle_export.tracer_provider.get_tracer("test").start_span("verdict").end()
@@ -183,13 +183,13 @@ def _cli(*args: str) -> None:
 
 def _export_results(url: str, tmp_path: Path) -> None:
     traces = tmp_path / "agenteval-traces.jsonl"  # where `run` writes its traces, in the current directory
-    _cli("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--quiet", "--export-results", url)
+    _cli("run", str(EXAMPLE_SET), "--agent", EXAMPLE_AGENT, "--quiet", "--export-results", url, "--as", "both")
     _cli("eval", str(EXAMPLE_SET), "--traces", str(traces), "--quiet",
-         "--run-file", str(tmp_path / "eval.jsonl"), "--export-results", url)
+         "--run-file", str(tmp_path / "eval.jsonl"), "--export-results", url, "--as", "both")
 
 
 def _serve(url: str, tmp_path: Path) -> None:
-    worker = EvaluationWorker(FORBIDDEN, export_target=url, http_port=0,
+    worker = EvaluationWorker(FORBIDDEN, export_target=url, export_as="both", http_port=0,
                               evaluator_options={"settle_s": 0.2, "trace_ttl_s": 300.0}).start()
     try:
         exporter = HttpSpanExporter(endpoint=f"http://127.0.0.1:{worker.receiver.http_port}/v1/traces", timeout=5)

@@ -42,8 +42,8 @@ def test_live_evaluation_spans_are_no_steps_and_make_no_trajectory() -> None:
     assert processor.force_flush(5000)
     [run] = delivered
     assert run.trace_id is not None and run.span_id is not None
-    export = TraceExport(provider)
-    export.submit(_verdicts_for(run.trace_id, run.span_id))  # remote parent: a local root of its own
+    export = TraceExport(provider, write="both")
+    export.submit(_verdicts_for(run.trace_id, run.span_id))  # a root of a trace of its own, linked
     export.submit(_verdicts_for("1" * 32, "2" * 16))  # a trace holding nothing else
     assert processor.force_flush(5000)
     processor.shutdown(5000)
@@ -63,7 +63,7 @@ def test_read_from_files_evaluation_spans_and_records_change_no_trajectory(tmp_p
 
     results = tmp_path / "results.jsonl"
     for target in (traces, results):  # appended to the traces themselves, and to a file of their own
-        export = TraceExport.to_target(target)
+        export = TraceExport.to_target(target, write="both")
         export.submit(_verdicts_for(before.trace_id, before.span_id))
         assert export.shutdown(timeout=5)
     both = read_trajectories([traces, logs_file_for(traces)]).trajectories
