@@ -37,7 +37,7 @@ from typing import Any
 from agenteval_otel import semconv as attr
 from agenteval_otel.errors import mask_url, redact_secrets
 from agenteval_otel.results._delivery import DeliveryCounters
-from agenteval_otel.results._export import PACKAGE_VERSION, _evaluated, evaluation_attributes
+from agenteval_otel.results._export import PACKAGE_VERSION, _evaluated, evaluation_attributes, evaluation_id
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult
 
 __all__ = ["DEFAULT_RUN_ID", "RUN_ID_KEY", "ExportFailure", "Verdict", "VerdictDelivery", "exchange"]
@@ -45,7 +45,7 @@ __all__ = ["DEFAULT_RUN_ID", "RUN_ID_KEY", "ExportFailure", "Verdict", "VerdictD
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())
 
-RUN_ID_KEY = "agenteval.evaluation.run_id"
+RUN_ID_KEY = attr.EVAL_RUN_ID
 """The metadata key of the evaluation run a verdict belongs to."""
 DEFAULT_RUN_ID = "agenteval"
 """The evaluation run id when neither ``run_id`` nor ``eval_set_id`` is given."""
@@ -96,6 +96,7 @@ class Verdict:
         metadata = {key: value for key, value in found.items()
                     if key.startswith("agenteval.") and key not in (attr.EVALUATION_MARKER, attr.EVAL_CRITERION)}
         metadata[RUN_ID_KEY] = run_id
+        metadata[attr.EVAL_EVALUATION_ID] = evaluation_id(trace_id, span_id, result.criterion, run_id).id
         if attr.ERROR_TYPE in found:
             metadata[attr.ERROR_TYPE] = found[attr.ERROR_TYPE]
         usage = result.judge_usage
