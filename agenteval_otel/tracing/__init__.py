@@ -14,7 +14,9 @@
 file ``logs_file_for`` names); ``providers_for(target)`` builds such a pair for an explicit
 OTLP URL or file; ``trace_step`` offers the same steps as context managers;
 ``conversation`` groups agent runs into a conversation; ``ContentPolicy`` decides what content
-is captured and how it is redacted and truncated.
+is captured and how it is redacted and truncated; ``configure(conventions=...)`` (or
+``set_conventions``) adds OpenInference keys beside the GenAI ones, and ``with_conventions``
+adds them to the attributes of a span made outside the step lifecycle.
 
 For instrumentor packages (one per instrumented client library), the same capture as a public
 lifecycle, on which the decorators and ``trace_step`` sit too:
@@ -38,6 +40,12 @@ from agenteval_otel.tracing.context import (
     current_conversation_id,
     tool_call_id,
 )
+from agenteval_otel.tracing.conventions import (
+    active_conventions,
+    openinference_attributes,
+    set_conventions,
+    with_conventions,
+)
 from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
 from agenteval_otel.tracing.destinations import otlp_traces_endpoint, span_destinations, unreachable
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
@@ -60,6 +68,7 @@ __all__ = [
     "StepRun",
     "TracedStep",
     "TracingHandle",
+    "active_conventions",
     "active_policy",
     "agent",
     "conditional",
@@ -71,16 +80,19 @@ __all__ = [
     "is_otlp_url",
     "logs_file_for",
     "message",
+    "openinference_attributes",
     "node",
     "otlp_traces_endpoint",
     "providers_for",
     "read_message",
     "routed_to",
     "set_active_policy",
+    "set_conventions",
     "span_destinations",
     "start_step",
     "tool",
     "tool_call_id",
     "trace_step",
     "unreachable",
+    "with_conventions",
 ]

@@ -22,16 +22,18 @@ import orjson
 from opentelemetry import context as otel_context
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.sdk.trace import Span as SdkSpan
-from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.tracing import content as _content
+from agenteval_otel.tracing import conventions as _conventions
 from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
 from agenteval_otel.tracing._runtime import with_span
 from agenteval_otel.tracing.content import REDACTED, ContentPolicy
 from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.conventions import openinference_attributes
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
 
@@ -69,6 +71,8 @@ class Step:
     """What one decorated function or one ``trace_step`` block records; built once, used per call."""
 
     step_type: ClassVar[str]
+    span_kind: ClassVar[SpanKind] = SpanKind.INTERNAL
+    """The span's kind: a model call is a CLIENT span, as the GenAI conventions say."""
     structural_result: ClassVar[bool] = False
     """Whether the result carries more than content (then it is read with capture off too)."""
     __slots__ = ("_reported", "attributes", "binder", "name", "span_name")
@@ -104,7 +108,7 @@ class Step:
                 cached_provider, tracer = _providers._cache
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = current_tracer()
-            span = tracer.start_span(self.span_name, parent)
+            span = tracer.start_span(self.span_name, parent, self.span_kind)
             recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             self.report("starting the span")
@@ -137,6 +141,8 @@ class Step:
                     self.add_result(pending, policy, result)
                 except Exception:
                     self.report("recording the result")
+            if _conventions.openinference:
+                self.add_conventions(pending, policy.capture)
             try:
                 span.set_attributes(pending)
             except Exception:
@@ -153,6 +159,8 @@ class Step:
         credential shapes and ``secrets`` are masked in its text (``ContentPolicy.clean_error``)."""
         if pending is not None:
             pending[attr.ERROR_TYPE] = type(error).__qualname__
+            if _conventions.openinference:
+                self.add_conventions(pending, True)  # the inputs in ``pending`` followed the policy
             try:
                 span.set_attributes(pending)
             except Exception:
@@ -188,6 +196,13 @@ class Step:
 
         Called when content capture is on, and with it off too for a ``structural_result``.
         """
+
+    def add_conventions(self, pending: dict[str, Any], content: bool) -> None:
+        """Add the keys of the other conventions in force (OpenInference), derived from ``pending``."""
+        try:
+            pending.update(openinference_attributes(pending, content=content))
+        except Exception:
+            self.report("adding the OpenInference keys")
 
     def report(self, what: str) -> None:
         """Log a failure of ours once per step at WARNING (then at DEBUG); the user's call goes on."""
@@ -430,6 +445,7 @@ class MessageStep(Step):
     """``chat`` / ``chat {model}``: the model message the function returned (and, given, what it was sent)."""
 
     step_type = attr.STEP_MESSAGE
+    span_kind = SpanKind.CLIENT
     structural_result = True  # role, model, finish reason, token usage
     __slots__ = ("input_arg", "role")
 

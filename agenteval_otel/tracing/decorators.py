@@ -75,8 +75,8 @@ _MAX_COLLECTED: Final = 10_000
 # times, run as a ``StepRun``. Nothing of ours raises into the call: a failure before the span
 # started runs the function untraced, one after it is logged by the step.
 def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
-    name, attributes, open_step, end, fail, report = (
-        step.span_name, step.attributes, step.open, step.end, step.fail, step.report
+    name, kind, attributes, open_step, end, fail, report = (
+        step.span_name, step.span_kind, step.attributes, step.open, step.end, step.fail, step.report
     )
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -89,7 +89,7 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
                 cached_provider, tracer = _providers._cache
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = _steps.current_tracer()  # the lookup ``Step.begin`` makes
-                span = tracer.start_span(name, parent)
+                span = tracer.start_span(name, parent, kind)
                 recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             report("starting the span")
@@ -122,8 +122,8 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
 
 
 def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
-    name, attributes, open_step, end, fail, report = (
-        step.span_name, step.attributes, step.open, step.end, step.fail, step.report
+    name, kind, attributes, open_step, end, fail, report = (
+        step.span_name, step.span_kind, step.attributes, step.open, step.end, step.fail, step.report
     )
 
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -136,7 +136,7 @@ def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
                 cached_provider, tracer = _providers._cache
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = _steps.current_tracer()  # the lookup ``Step.begin`` makes
-                span = tracer.start_span(name, parent)
+                span = tracer.start_span(name, parent, kind)
                 recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             report("starting the span")

@@ -181,6 +181,21 @@ class StepRun:
         except Exception:
             step.report("recording the input")
 
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Attributes of the caller's own (an instrumentor's request and response keys), set with
+        the step's when it ends, so that what is derived from them (the OpenInference keys of
+        ``configure(conventions=...)``) sees them too. Nothing when the span is not recording."""
+        pending, step = self._pending, self._step
+        if pending is None or step is None:
+            return
+        if self._ended:
+            step.warn("set_attributes after the step ended")
+            return
+        try:
+            pending.update(attributes)
+        except Exception:
+            step.report("recording the attributes")
+
     def set_result(self, value: Any) -> None:
         """The step's result, recorded when it ends: the tool's result, the agent's final response,
         the node's output, the model message (str, dict, response object), the condition's value."""
