@@ -52,6 +52,7 @@ from agenteval_otel import semconv as attr
 from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor, ExportedCallback
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.tracing import TracingHandle, active_policy, current_provider, providers_for
+from agenteval_otel.tracing.conventions import with_conventions
 
 __all__ = ["TraceExport", "evaluation_attributes", "verdict_attributes"]
 
@@ -244,7 +245,7 @@ class TraceExport:
                 evaluator_version=self.evaluator_version, judge_model=self.judge_model)
             now = time.time_ns()
             span = self._tracer.start_span(f"evaluation {verdict.criterion}", context=context,
-                                           kind=SpanKind.INTERNAL, attributes=attributes, start_time=now)
+                                           kind=SpanKind.INTERNAL, attributes=with_conventions(attributes), start_time=now)
             if verdict.error:
                 span.set_status(Status(StatusCode.ERROR, attributes.get(attr.GEN_AI_EVALUATION_EXPLANATION)))
             span.end(end_time=now)

@@ -46,10 +46,10 @@ from agenteval_otel.tracing.conventions import (
     set_conventions,
     with_conventions,
 )
-from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
+from agenteval_otel.tracing.decorators import agent, conditional, message, node, step_kind_of, tool
 from agenteval_otel.tracing.destinations import otlp_traces_endpoint, span_destinations, unreachable
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
-from agenteval_otel.tracing.lifecycle import StepKind, StepRun, start_step
+from agenteval_otel.tracing.lifecycle import AgentClaim, StepKind, StepRun, start_step
 from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.messages import ModelMessage, read_message
 from agenteval_otel.tracing.providers import current_provider, current_tracer, routed_to
@@ -59,6 +59,7 @@ from agenteval_otel.tracing.providers import release_provider as release_provide
 from agenteval_otel.tracing.providers import route_to_provider as route_to_provider
 
 __all__ = [
+    "AgentClaim",
     "ContentPolicy",
     "ContextThreadPoolExecutor",
     "OtlpJsonFileExporter",
@@ -80,8 +81,8 @@ __all__ = [
     "is_otlp_url",
     "logs_file_for",
     "message",
-    "openinference_attributes",
     "node",
+    "openinference_attributes",
     "otlp_traces_endpoint",
     "providers_for",
     "read_message",
@@ -90,6 +91,7 @@ __all__ = [
     "set_conventions",
     "span_destinations",
     "start_step",
+    "step_kind_of",
     "tool",
     "tool_call_id",
     "trace_step",

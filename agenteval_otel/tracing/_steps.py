@@ -32,7 +32,7 @@ from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
 from agenteval_otel.tracing._runtime import with_span
 from agenteval_otel.tracing.content import REDACTED, ContentPolicy
-from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.context import AGENT_CLAIM_KEY, CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.conventions import openinference_attributes
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
@@ -58,6 +58,8 @@ FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
 """The SDK's span classes: a span of theirs just started records (else the SDK returns a
 ``NonRecordingSpan``), so ``is_recording()`` need not be asked."""
 _ABSENT: Final = object()
+CLAIMED: Final = "agenteval.claimed"
+"""Where an agent step's pending attributes keep the ``AgentClaim`` holding it (taken out before they are set)."""
 
 
 def _keywords(**values: Any) -> None:
@@ -142,7 +144,7 @@ class Step:
                 except Exception:
                     self.report("recording the result")
             if _conventions.openinference:
-                self.add_conventions(pending, policy.capture)
+                self.add_conventions(pending, bool(policy.capture))
             try:
                 span.set_attributes(pending)
             except Exception:
@@ -316,17 +318,45 @@ class AgentStep(Step):
         context = parent
         conversation = parent.get(CONVERSATION_KEY)
         if self.conversation_id_arg is not None:
-            value = self.binder.value(self.conversation_id_arg, args, kwargs)
-            if value is not None:
-                conversation = str(value)
+            given = self.binder.value(self.conversation_id_arg, args, kwargs)
+            if given is not None:
+                conversation = str(given)
                 context = _set_value(CONVERSATION_KEY, conversation, parent)
         if conversation is not None:
             pending[attr.GEN_AI_CONVERSATION_ID] = conversation
+        value: Any = _ABSENT
+        claim: Any = parent.get(AGENT_CLAIM_KEY)
+        if claim is not None:  # a caller's turn: this step is its root, kept open for it
+            context = _set_value(AGENT_CLAIM_KEY, None, context)
+            if claim.take(self, span, pending, context, policy):
+                pending[CLAIMED] = claim
+                value = _ABSENT if claim.input is None else claim.input
         if policy.capture:
-            value = _input(self.binder, self.input_arg, args, kwargs, policy)
+            if value is _ABSENT:
+                value = _input(self.binder, self.input_arg, args, kwargs, policy)
             if value is not _ABSENT:
                 self.add_input(pending, policy, value)
         return context
+
+    def end(
+        self,
+        span: Span,
+        pending: dict[str, Any] | None,
+        result: Any,
+        end_time: int | None = None,
+        policy: ContentPolicy | None = None,
+    ) -> None:
+        """End the span, unless an ``AgentClaim`` holds it: then the claim's caller ends it."""
+        if pending is not None and CLAIMED in pending and pending.pop(CLAIMED).hold(result):
+            return
+        super().end(span, pending, result, end_time, policy)
+
+    def fail(
+        self, span: Span, pending: dict[str, Any] | None, error: BaseException, secrets: tuple[str | None, ...] = ()
+    ) -> None:
+        if pending is not None and CLAIMED in pending:
+            pending.pop(CLAIMED).failed()
+        super().fail(span, pending, error, secrets)
 
     def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
         text = policy.text(value)

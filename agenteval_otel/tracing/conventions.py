@@ -227,7 +227,7 @@ def openinference_attributes(attributes: Mapping[str, Any], *, content: bool = T
             out[attr.OI_LLM_TOKEN_COUNT_TOTAL] = prompt + completion
     if not content:
         return out
-    input_key, output_key = _IO[step_type]
+    input_key, output_key = _IO[str(step_type)]
     for key, value_key, mime_key in ((input_key, attr.OI_INPUT_VALUE, attr.OI_INPUT_MIME_TYPE),
                                      (output_key, attr.OI_OUTPUT_VALUE, attr.OI_OUTPUT_MIME_TYPE)):
         value = None if key is None else attributes.get(key)
@@ -250,7 +250,7 @@ def with_conventions(attributes: Mapping[str, Any], *, content: bool | None = No
     found = dict(attributes)
     if openinference:
         if content is None:
-            content = active_policy().capture
+            content = bool(active_policy().capture)
         found.update(openinference_attributes(attributes, content=content))
     return found
 
