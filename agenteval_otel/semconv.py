@@ -4,7 +4,8 @@ keys it reads, in one place. Constants only; every stage imports it, it imports 
 Keys of the OpenTelemetry GenAI semantic conventions come first, then the proposals we follow where
 no standard exists yet (nodes, conditional edges), then our own ``agenteval.*`` keys, which are
 always written so that reading our spans never depends on a moving standard. Keys that only one
-third-party producer writes live with that producer's reader in ``trajectory/conventions/``.
+third-party producer writes live with that producer's reader in ``trajectory/conventions/``;
+the OpenInference keys we write beside the GenAI ones (``configure(conventions=...)``) are here.
 """
 
 from __future__ import annotations
@@ -91,6 +92,42 @@ GEN_AI_EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 # gen_ai.evaluation.score.label values we write
 EVALUATION_PASS: Final = "pass"
 EVALUATION_FAIL: Final = "fail"
+
+# --- OpenInference (written beside the GenAI keys when that convention is on) ----------------
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_INPUT_VALUE: Final = "input.value"
+OI_INPUT_MIME_TYPE: Final = "input.mime_type"
+OI_OUTPUT_VALUE: Final = "output.value"
+OI_OUTPUT_MIME_TYPE: Final = "output.mime_type"
+OI_SESSION_ID: Final = "session.id"
+OI_AGENT_NAME: Final = "agent.name"
+OI_TOOL_NAME: Final = "tool.name"
+OI_TOOL_DESCRIPTION: Final = "tool.description"
+OI_TOOL_ID: Final = "tool.id"
+OI_LLM_MODEL_NAME: Final = "llm.model_name"
+OI_LLM_PROVIDER: Final = "llm.provider"
+OI_LLM_SYSTEM: Final = "llm.system"
+OI_LLM_TOKEN_COUNT_PROMPT: Final = "llm.token_count.prompt"
+OI_LLM_TOKEN_COUNT_COMPLETION: Final = "llm.token_count.completion"
+OI_LLM_TOKEN_COUNT_TOTAL: Final = "llm.token_count.total"
+OI_LLM_INPUT_MESSAGES: Final = "llm.input_messages"  # flattened: llm.input_messages.{i}.message.role
+OI_LLM_OUTPUT_MESSAGES: Final = "llm.output_messages"
+# the suffixes of one flattened message, and of one tool call inside it (message.tool_calls.{j}.)
+OI_MESSAGE_ROLE: Final = "message.role"
+OI_MESSAGE_CONTENT: Final = "message.content"
+OI_MESSAGE_TOOL_CALL_ID: Final = "message.tool_call_id"
+OI_MESSAGE_TOOL_CALLS: Final = "message.tool_calls"
+OI_TOOL_CALL_ID: Final = "tool_call.id"
+OI_TOOL_CALL_FUNCTION_NAME: Final = "tool_call.function.name"
+OI_TOOL_CALL_FUNCTION_ARGUMENTS: Final = "tool_call.function.arguments"
+# openinference.span.kind values, and the MIME types of input.value / output.value
+OI_KIND_AGENT: Final = "AGENT"
+OI_KIND_CHAIN: Final = "CHAIN"
+OI_KIND_TOOL: Final = "TOOL"
+OI_KIND_LLM: Final = "LLM"
+OI_KIND_EVALUATOR: Final = "EVALUATOR"
+MIME_TEXT: Final = "text/plain"
+MIME_JSON: Final = "application/json"
 
 # --- proposals: graph nodes and conditional edges -------------------------------------------
 GEN_AI_NODE_NAME: Final = "gen_ai.node.name"

@@ -172,6 +172,11 @@ class AgentCaller:
             self._keywords = {"thread_id": "thread_id", "history": "history", **self._keywords}
         self._is_async = is_async_callable(self._fn)
 
+    @property
+    def entry_point(self) -> Callable[..., Any]:
+        """What a turn calls: the agent's ``arun`` or ``run`` method, or the agent itself."""
+        return self._fn
+
     async def __call__(self, turn: AgentTurn) -> Any:
         kwargs = {name: turn.argument(kind) for name, kind in self._keywords.items()}
         if self._is_async:

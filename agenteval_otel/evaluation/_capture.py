@@ -35,7 +35,14 @@ from opentelemetry.trace import ProxyTracerProvider
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.evaluation._agents import AgentCaller, AgentTurn, reply_text
-from agenteval_otel.tracing import StepRun, current_provider, route_to_provider, start_step
+from agenteval_otel.tracing import (
+    AgentClaim,
+    StepRun,
+    current_provider,
+    route_to_provider,
+    start_step,
+    step_kind_of,
+)
 from agenteval_otel.trajectory.processor import TrajectoryProcessor
 from agenteval_otel.trajectory.trajectory import Trajectory
 
@@ -145,22 +152,23 @@ class TurnCapture:
         token = _EVAL_TAGS.set((eval_set_id, turn.eval_id))
         trajectory: Trajectory | None = None
         try:
-            # the public capture lifecycle: the turn's root span follows the content policy in
-            # force (capture on/off, redaction, truncation) like every span of the agent's own
-            run = start_step("agent", caller.name, input=turn.user_input, conversation_id=turn.thread_id,
-                             parent_context=otel_context.Context(), tracer_provider=self._provider())
+            if step_kind_of(caller.entry_point) == attr.STEP_AGENT:
+                run, reply = await self._run_traced_agent(caller, turn)
+            else:
+                # the public capture lifecycle: the turn's root span follows the content policy in
+                # force (capture on/off, redaction, truncation) like every span of the agent's own
+                run = start_step("agent", caller.name, input=turn.user_input, conversation_id=turn.thread_id,
+                                 parent_context=otel_context.Context(), tracer_provider=self._provider())
+                run.activate()
+                try:
+                    reply = await caller(turn)
+                except BaseException as error:
+                    run.fail(error)
+                    raise
             trace_id = format(run.span.get_span_context().trace_id, "032x")
             if roots is None:
                 with self._lock:
                     self._pending[trace_id] = (loop, future)
-            run.activate()
-            try:
-                reply = await caller(turn)
-            except BaseException as error:
-                with self._lock:
-                    self._pending.pop(trace_id, None)
-                run.fail(error)
-                raise
             text = reply_text(reply)
             if text is not None:
                 run.set_result(text)
@@ -188,6 +196,22 @@ class TurnCapture:
         if text is not None:
             actual["final_response"] = text
         return trajectory.model_copy(update=actual), text
+
+    async def _run_traced_agent(self, caller: AgentCaller, turn: AgentTurn) -> tuple[StepRun, Any]:
+        """Call an agent decorated with ``@agent``: its own step is the turn's root (one agent
+        span per turn), held open after it returns; a plain step stands in when none was held
+        (instrumentation suppressed, a span not recorded). The root's user input is the turn's."""
+        claim = AgentClaim(input=turn.user_input, conversation_id=turn.thread_id)
+        token = otel_context.attach(claim.context())
+        try:
+            reply = await caller(turn)
+        except BaseException:
+            claim.release()  # failed: its step ended with the error; abandoned: it ends when done
+            raise
+        finally:
+            otel_context.detach(token)
+        run = claim.run
+        return (StepRun() if run is None else run), reply
 
     def _open_trajectory(self, run: StepRun) -> Trajectory | None:
         """The trajectory of ``run``'s trace so far, its root still open; ``None`` if unreadable."""

@@ -69,6 +69,7 @@ from agenteval_otel.errors import mask_url
 from agenteval_otel.results._delivery import DeliveryCounters, DeliveryProcessor, ExportedCallback
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult, InvocationResult
 from agenteval_otel.tracing import TracingHandle, active_policy, current_provider, providers_for
+from agenteval_otel.tracing.conventions import with_conventions
 
 __all__ = ["EXPORT_MODES", "ExportMode", "TraceExport", "VerdictId", "evaluation_attributes", "evaluation_id",
            "verdict_attributes"]
@@ -361,7 +362,7 @@ class TraceExport:
         if self._ids is not None:
             self._ids.preset(ids.trace_id, ids.span_id)
         span = self._tracer.start_span(f"evaluation {verdict.criterion}", context=Context(), kind=SpanKind.INTERNAL,
-                                       attributes=attributes, links=[Link(judged)], start_time=now)
+                                       attributes=with_conventions(attributes), links=[Link(judged)], start_time=now)
         if verdict.error:
             span.set_status(Status(StatusCode.ERROR, attributes.get(attr.GEN_AI_EVALUATION_EXPLANATION)))
         span.end(end_time=now)

@@ -14,7 +14,9 @@
 file ``logs_file_for`` names); ``providers_for(target)`` builds such a pair for an explicit
 OTLP URL or file; ``trace_step`` offers the same steps as context managers;
 ``conversation`` groups agent runs into a conversation; ``ContentPolicy`` decides what content
-is captured and how it is redacted and truncated.
+is captured and how it is redacted and truncated; ``configure(conventions=...)`` (or
+``set_conventions``) adds OpenInference keys beside the GenAI ones, and ``with_conventions``
+adds them to the attributes of a span made outside the step lifecycle.
 
 For instrumentor packages (one per instrumented client library), the same capture as a public
 lifecycle, on which the decorators and ``trace_step`` sit too:
@@ -38,10 +40,16 @@ from agenteval_otel.tracing.context import (
     current_conversation_id,
     tool_call_id,
 )
-from agenteval_otel.tracing.decorators import agent, conditional, message, node, tool
+from agenteval_otel.tracing.conventions import (
+    active_conventions,
+    openinference_attributes,
+    set_conventions,
+    with_conventions,
+)
+from agenteval_otel.tracing.decorators import agent, conditional, message, node, step_kind_of, tool
 from agenteval_otel.tracing.destinations import otlp_traces_endpoint, span_destinations, unreachable
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
-from agenteval_otel.tracing.lifecycle import StepKind, StepRun, start_step
+from agenteval_otel.tracing.lifecycle import AgentClaim, StepKind, StepRun, start_step
 from agenteval_otel.tracing.log_file_export import OtlpJsonLogFileExporter, logs_file_for
 from agenteval_otel.tracing.messages import ModelMessage, read_message
 from agenteval_otel.tracing.providers import current_provider, current_tracer, routed_to
@@ -51,6 +59,7 @@ from agenteval_otel.tracing.providers import release_provider as release_provide
 from agenteval_otel.tracing.providers import route_to_provider as route_to_provider
 
 __all__ = [
+    "AgentClaim",
     "ContentPolicy",
     "ContextThreadPoolExecutor",
     "OtlpJsonFileExporter",
@@ -60,6 +69,7 @@ __all__ = [
     "StepRun",
     "TracedStep",
     "TracingHandle",
+    "active_conventions",
     "active_policy",
     "agent",
     "conditional",
@@ -72,15 +82,19 @@ __all__ = [
     "logs_file_for",
     "message",
     "node",
+    "openinference_attributes",
     "otlp_traces_endpoint",
     "providers_for",
     "read_message",
     "routed_to",
     "set_active_policy",
+    "set_conventions",
     "span_destinations",
     "start_step",
+    "step_kind_of",
     "tool",
     "tool_call_id",
     "trace_step",
     "unreachable",
+    "with_conventions",
 ]

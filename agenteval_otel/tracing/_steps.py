@@ -22,16 +22,18 @@ import orjson
 from opentelemetry import context as otel_context
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.sdk.trace import Span as SdkSpan
-from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from opentelemetry.util.types import AttributeValue
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.tracing import content as _content
+from agenteval_otel.tracing import conventions as _conventions
 from agenteval_otel.tracing import providers as _providers
 from agenteval_otel.tracing._binding import ArgumentBinder
 from agenteval_otel.tracing._runtime import with_span
 from agenteval_otel.tracing.content import REDACTED, ContentPolicy
-from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.context import AGENT_CLAIM_KEY, CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.conventions import openinference_attributes
 from agenteval_otel.tracing.messages import input_messages, read_message, text_messages_json
 from agenteval_otel.tracing.providers import current_tracer
 
@@ -56,6 +58,8 @@ FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
 """The SDK's span classes: a span of theirs just started records (else the SDK returns a
 ``NonRecordingSpan``), so ``is_recording()`` need not be asked."""
 _ABSENT: Final = object()
+CLAIMED: Final = "agenteval.claimed"
+"""Where an agent step's pending attributes keep the ``AgentClaim`` holding it (taken out before they are set)."""
 
 
 def _keywords(**values: Any) -> None:
@@ -69,6 +73,8 @@ class Step:
     """What one decorated function or one ``trace_step`` block records; built once, used per call."""
 
     step_type: ClassVar[str]
+    span_kind: ClassVar[SpanKind] = SpanKind.INTERNAL
+    """The span's kind: a model call is a CLIENT span, as the GenAI conventions say."""
     structural_result: ClassVar[bool] = False
     """Whether the result carries more than content (then it is read with capture off too)."""
     __slots__ = ("_reported", "attributes", "binder", "name", "span_name")
@@ -104,7 +110,7 @@ class Step:
                 cached_provider, tracer = _providers._cache
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = current_tracer()
-            span = tracer.start_span(self.span_name, parent)
+            span = tracer.start_span(self.span_name, parent, self.span_kind)
             recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             self.report("starting the span")
@@ -137,6 +143,8 @@ class Step:
                     self.add_result(pending, policy, result)
                 except Exception:
                     self.report("recording the result")
+            if _conventions.openinference:
+                self.add_conventions(pending, bool(policy.capture))
             try:
                 span.set_attributes(pending)
             except Exception:
@@ -153,6 +161,8 @@ class Step:
         credential shapes and ``secrets`` are masked in its text (``ContentPolicy.clean_error``)."""
         if pending is not None:
             pending[attr.ERROR_TYPE] = type(error).__qualname__
+            if _conventions.openinference:
+                self.add_conventions(pending, True)  # the inputs in ``pending`` followed the policy
             try:
                 span.set_attributes(pending)
             except Exception:
@@ -188,6 +198,13 @@ class Step:
 
         Called when content capture is on, and with it off too for a ``structural_result``.
         """
+
+    def add_conventions(self, pending: dict[str, Any], content: bool) -> None:
+        """Add the keys of the other conventions in force (OpenInference), derived from ``pending``."""
+        try:
+            pending.update(openinference_attributes(pending, content=content))
+        except Exception:
+            self.report("adding the OpenInference keys")
 
     def report(self, what: str) -> None:
         """Log a failure of ours once per step at WARNING (then at DEBUG); the user's call goes on."""
@@ -301,17 +318,45 @@ class AgentStep(Step):
         context = parent
         conversation = parent.get(CONVERSATION_KEY)
         if self.conversation_id_arg is not None:
-            value = self.binder.value(self.conversation_id_arg, args, kwargs)
-            if value is not None:
-                conversation = str(value)
+            given = self.binder.value(self.conversation_id_arg, args, kwargs)
+            if given is not None:
+                conversation = str(given)
                 context = _set_value(CONVERSATION_KEY, conversation, parent)
         if conversation is not None:
             pending[attr.GEN_AI_CONVERSATION_ID] = conversation
+        value: Any = _ABSENT
+        claim: Any = parent.get(AGENT_CLAIM_KEY)
+        if claim is not None:  # a caller's turn: this step is its root, kept open for it
+            context = _set_value(AGENT_CLAIM_KEY, None, context)
+            if claim.take(self, span, pending, context, policy):
+                pending[CLAIMED] = claim
+                value = _ABSENT if claim.input is None else claim.input
         if policy.capture:
-            value = _input(self.binder, self.input_arg, args, kwargs, policy)
+            if value is _ABSENT:
+                value = _input(self.binder, self.input_arg, args, kwargs, policy)
             if value is not _ABSENT:
                 self.add_input(pending, policy, value)
         return context
+
+    def end(
+        self,
+        span: Span,
+        pending: dict[str, Any] | None,
+        result: Any,
+        end_time: int | None = None,
+        policy: ContentPolicy | None = None,
+    ) -> None:
+        """End the span, unless an ``AgentClaim`` holds it: then the claim's caller ends it."""
+        if pending is not None and CLAIMED in pending and pending.pop(CLAIMED).hold(result):
+            return
+        super().end(span, pending, result, end_time, policy)
+
+    def fail(
+        self, span: Span, pending: dict[str, Any] | None, error: BaseException, secrets: tuple[str | None, ...] = ()
+    ) -> None:
+        if pending is not None and CLAIMED in pending:
+            pending.pop(CLAIMED).failed()
+        super().fail(span, pending, error, secrets)
 
     def add_input(self, pending: dict[str, Any], policy: ContentPolicy, value: Any) -> None:
         text = policy.text(value)
@@ -430,6 +475,7 @@ class MessageStep(Step):
     """``chat`` / ``chat {model}``: the model message the function returned (and, given, what it was sent)."""
 
     step_type = attr.STEP_MESSAGE
+    span_kind = SpanKind.CLIENT
     structural_result = True  # role, model, finish reason, token usage
     __slots__ = ("input_arg", "role")
 

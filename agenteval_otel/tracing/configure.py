@@ -61,6 +61,7 @@ from opentelemetry.trace import TracerProvider
 
 from agenteval_otel.tracing._isolation import IsolatedSpanProcessor
 from agenteval_otel.tracing.content import ContentPolicy, active_policy, set_active_policy
+from agenteval_otel.tracing.conventions import conventions_from_env, set_conventions
 from agenteval_otel.tracing.destinations import EndpointWatch, FailFastLogExporter, FailFastSpanExporter
 from agenteval_otel.tracing.file_export import OtlpJsonFileExporter
 from agenteval_otel.tracing.instrumentors import apply_instrumentors, find_instrumentors
@@ -377,6 +378,7 @@ def configure(
     content_policy: ContentPolicy | None = None,
     set_global: bool = True,
     instrument: Sequence[str] = (),
+    conventions: Sequence[str] | None = None,
 ) -> TracingHandle:
     """Set up tracing for our decorators (and, with ``set_global``, for everything else).
 
@@ -393,6 +395,10 @@ def configure(
     entry points (``["openai", "langgraph"]``: install ``agenteval-instrumentation-<name>``), given
     ``capture_content`` when it is set (ours then trace where our steps go); a name of ours
     whose package is missing is logged and skipped, a name nobody registered is a ``ConfigError``.
+    ``conventions``: the semantic conventions our steps are written in, ``("gen_ai",)`` or
+    ``("gen_ai", "openinference")`` (OpenInference keys beside the GenAI ones, for Phoenix and
+    Arize; see :mod:`~agenteval_otel.tracing.conventions`); ``None``: ``AGENTEVAL_CONVENTIONS``
+    (comma-separated), else GenAI only. An unknown name is a ``ConfigError``.
     Arguments of the wrong type raise ``TypeError`` here, at set-up, never later.
 
     >>> handle = configure("my-agent", traces_file="/tmp/agenteval-doctest.jsonl", set_global=False)
@@ -410,6 +416,8 @@ def configure(
     if content_policy is not None and not isinstance(content_policy, ContentPolicy):
         raise TypeError(f"content_policy must be a ContentPolicy, not {type(content_policy).__name__}")
     instrumentors_found = find_instrumentors(instrument)
+    in_force = conventions_from_env() if conventions is None else conventions
+    set_conventions(in_force)  # checked before anything is set up: a bad name changes nothing
     policy = _policy(capture_content, content_policy)
     exporters, file_path = _exporters(exporter, traces_file, defaults=tracer_provider is None)
     log_exporters, logs_path = _log_exporters(exporters, file_path, exporter is not None)

@@ -29,6 +29,8 @@ __all__ = [
 
 CONVERSATION_KEY: Final = otel_context.create_key("agenteval.conversation_id")
 TOOL_CALL_KEY: Final = otel_context.create_key("agenteval.tool_call_id")
+AGENT_CLAIM_KEY: Final = otel_context.create_key("agenteval.agent_claim")
+"""An ``AgentClaim`` waiting for the agent step it will hold open (see ``lifecycle.AgentClaim``)."""
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")

@@ -55,7 +55,7 @@ from agenteval_otel.tracing._steps import (
 from agenteval_otel.tracing.content import active_policy
 from agenteval_otel.tracing.lifecycle import StepRun
 
-__all__ = ["agent", "conditional", "message", "node", "tool"]
+__all__ = ["agent", "conditional", "message", "node", "step_kind_of", "tool"]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
@@ -63,6 +63,7 @@ _logger.addHandler(logging.NullHandler())
 F = TypeVar("F", bound=Callable[..., Any])
 
 _MAX_COLLECTED: Final = 10_000
+_KIND_MARK: Final = "__agenteval_step_kind__"
 
 
 # --- wrappers, one per function shape ------------------------------------------------------------
@@ -75,8 +76,8 @@ _MAX_COLLECTED: Final = 10_000
 # times, run as a ``StepRun``. Nothing of ours raises into the call: a failure before the span
 # started runs the function untraced, one after it is logged by the step.
 def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
-    name, attributes, open_step, end, fail, report = (
-        step.span_name, step.attributes, step.open, step.end, step.fail, step.report
+    name, kind, attributes, open_step, end, fail, report = (
+        step.span_name, step.span_kind, step.attributes, step.open, step.end, step.fail, step.report
     )
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -89,7 +90,7 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
                 cached_provider, tracer = _providers._cache
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = _steps.current_tracer()  # the lookup ``Step.begin`` makes
-                span = tracer.start_span(name, parent)
+                span = tracer.start_span(name, parent, kind)
                 recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             report("starting the span")
@@ -122,8 +123,8 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
 
 
 def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
-    name, attributes, open_step, end, fail, report = (
-        step.span_name, step.attributes, step.open, step.end, step.fail, step.report
+    name, kind, attributes, open_step, end, fail, report = (
+        step.span_name, step.span_kind, step.attributes, step.open, step.end, step.fail, step.report
     )
 
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -136,7 +137,7 @@ def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
                 cached_provider, tracer = _providers._cache
                 if routed is None or routed is not cached_provider or tracer is None:
                     tracer = _steps.current_tracer()  # the lookup ``Step.begin`` makes
-                span = tracer.start_span(name, parent)
+                span = tracer.start_span(name, parent, kind)
                 recording = type(span) in FRESH_SPANS_RECORD or span.is_recording()
         except Exception:
             report("starting the span")
@@ -290,10 +291,29 @@ def _wrap(fn: Any, build: Callable[[Callable[..., Any]], Step]) -> Any:
             wrapper = _generator(fn, step)
         else:
             wrapper = _sync(fn, step)
-        return functools.update_wrapper(wrapper, fn)
+        functools.update_wrapper(wrapper, fn)
+        setattr(wrapper, _KIND_MARK, step.step_type)
+        return wrapper
     except Exception:
         _logger.warning("cannot trace %r; left untraced", fn, exc_info=True)
         return fn
+
+
+def step_kind_of(fn: object) -> str | None:
+    """The kind of step (``agenteval.step.type``) calling ``fn`` records when one of our decorators
+    traced it (a method of a class, bound or not, too); ``None`` otherwise.
+
+    >>> @agent
+    ... def answer(question: str) -> str:
+    ...     return "Paris"
+    >>> step_kind_of(answer), step_kind_of(len)
+    ('agent', None)
+    """
+    try:
+        kind = getattr(fn, _KIND_MARK, None)
+    except Exception:  # an object whose attribute lookup raises is not ours
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 # --- option checks -------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, Final, Literal, get_args
@@ -57,10 +58,10 @@ from agenteval_otel.tracing._steps import (
     keyword_binder,
 )
 from agenteval_otel.tracing.content import ContentPolicy, active_policy, remember_secrets
-from agenteval_otel.tracing.context import CONVERSATION_KEY, TOOL_CALL_KEY
+from agenteval_otel.tracing.context import AGENT_CLAIM_KEY, CONVERSATION_KEY, TOOL_CALL_KEY
 from agenteval_otel.tracing.providers import tracer_of
 
-__all__ = ["StepKind", "StepRun", "start_step"]
+__all__ = ["AgentClaim", "StepKind", "StepRun", "start_step"]
 
 _logger = logging.getLogger(__name__)
 _logger.addHandler(logging.NullHandler())
@@ -180,6 +181,21 @@ class StepRun:
             step.add_input(pending, policy, value)
         except Exception:
             step.report("recording the input")
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Attributes of the caller's own (an instrumentor's request and response keys), set with
+        the step's when it ends, so that what is derived from them (the OpenInference keys of
+        ``configure(conventions=...)``) sees them too. Nothing when the span is not recording."""
+        pending, step = self._pending, self._step
+        if pending is None or step is None:
+            return
+        if self._ended:
+            step.warn("set_attributes after the step ended")
+            return
+        try:
+            pending.update(attributes)
+        except Exception:
+            step.report("recording the attributes")
 
     def set_result(self, value: Any) -> None:
         """The step's result, recorded when it ends: the tool's result, the agent's final response,
@@ -463,3 +479,87 @@ def _build(
         _logger.warning("branches=%r is not a mapping; ignored", branches)
         branches = None
     return ConditionalStep(step_name, keyword_binder, branches=branches)
+
+
+class AgentClaim:
+    """A caller's hold on the agent step of an agent it calls, so that one span is the turn's root.
+
+    A caller that runs an agent decorated with ``@agent`` as one turn of its own (an evaluation
+    run) and needs the turn's root span open after the agent returned (to set the verdicts on it)
+    runs the agent in ``claim.context()``: the first agent step started there, with no span
+    above it, starts a new trace and is not ended when the agent returns; ``claim.run`` is then
+    that step, open, for the caller to end. ``input``: the user input recorded on it instead of
+    the agent's arguments; ``conversation_id``: the conversation the agent's steps are in.
+
+    >>> from agenteval_otel.tracing import agent
+    >>> @agent(name="helper")
+    ... def helper(question: str) -> str:
+    ...     return "Paris"
+    >>> claim = AgentClaim(input="Capital of France?")
+    >>> token = attach(claim.context())
+    >>> helper("Capital of France?")
+    'Paris'
+    >>> detach(token)
+    >>> run = claim.run  # the agent's own step, still open (None when nothing was recorded)
+    >>> run is None or not run.ended
+    True
+    >>> claim.release()  # ends it now; an agent still running ends its step itself
+    """
+
+    _WAITING, _RUNNING, _HELD, _DONE = range(4)
+
+    def __init__(self, *, input: Any = None, conversation_id: str | None = None) -> None:
+        self.input = input
+        self.conversation_id = conversation_id
+        self._lock = threading.Lock()
+        self._state = self._WAITING
+        self._run: StepRun | None = None
+
+    def context(self, parent: otel_context.Context | None = None) -> otel_context.Context:
+        """``parent`` (default: an empty context, so the agent's step starts a new trace) with this
+        claim waiting in it, and the conversation id when one was given."""
+        context = otel_context.Context() if parent is None else parent
+        if self.conversation_id is not None:
+            context = otel_context.set_value(CONVERSATION_KEY, str(self.conversation_id), context)
+        return otel_context.set_value(AGENT_CLAIM_KEY, self, context)
+
+    @property
+    def run(self) -> StepRun | None:
+        """The agent's step once the agent returned, open until ``end``/``release``; ``None`` while
+        it runs, when it failed (its step ended with the error) or when no step was recorded."""
+        return self._run if self._state == self._HELD else None
+
+    def take(self, step: Step, span: Span, pending: dict[str, Any], context: otel_context.Context,
+             policy: ContentPolicy | None) -> bool:
+        """Called by the agent step starting under this claim: whether it is now held (once)."""
+        with self._lock:
+            if self._state != self._WAITING:
+                return False
+            self._state = self._RUNNING
+        run = StepRun()
+        run._step, run._pending, run._context, run._policy, run.span = step, pending, context, policy, span
+        self._run = run
+        return True
+
+    def hold(self, result: Any) -> bool:
+        """Called when the held agent returned ``result``: ``True`` if the caller will end the step,
+        ``False`` (end it as usual) once the caller gave up on it."""
+        with self._lock:
+            if self._state != self._RUNNING or self._run is None:
+                return False
+            self._state = self._HELD
+            self._run._result = result
+            return True
+
+    def failed(self) -> None:
+        """Called when the held agent raised: its step ends with the error, as usual."""
+        with self._lock:
+            self._state = self._DONE
+
+    def release(self) -> None:
+        """Give up on the step: a held one ends now; one whose agent still runs ends when it returns."""
+        with self._lock:
+            run = self._run if self._state == self._HELD else None
+            self._state = self._DONE
+        if run is not None and not run.ended:
+            run.end()

@@ -89,17 +89,30 @@ def _arguments(value: Any) -> Any:
     return value
 
 
-def _tool_call(call: Any) -> dict[str, Any]:
+def _tool_call(call: Any) -> dict[str, Any] | None:
+    """A ``tool_call`` part; ``None`` for a call with no name to read (a part always names its tool)."""
+    if isinstance(call, str):  # a bare tool name, as a scripted model may give
+        return {"type": "tool_call", "name": call} if call else None
     function = _field(call, "function")
     if function is not None:  # OpenAI: {"id", "function": {"name", "arguments": "<json>"}}
         name, arguments = _field(function, "name"), _field(function, "arguments")
     else:  # LangChain {"name", "args"}; Anthropic tool_use {"name", "input"}
         name = _field(call, "name")
         arguments = next((a for a in (_field(call, k) for k in ("args", "input", "arguments")) if a is not None), None)
-    part: dict[str, Any] = {"type": "tool_call", "id": _field(call, "id"), "name": name}
+    if not isinstance(name, str) or not name:
+        return None
+    part: dict[str, Any] = {"type": "tool_call", "name": name}
+    call_id = _field(call, "id")
+    if call_id is not None:
+        part["id"] = call_id
     if arguments is not None:
         part["arguments"] = _arguments(arguments)
     return part
+
+
+def _tool_calls(calls: Sequence[Any]) -> list[dict[str, Any]]:
+    """The ``tool_call`` parts of ``calls``, those with no name left out."""
+    return [part for part in map(_tool_call, calls) if part is not None]
 
 
 def _content(value: Any, tool_calls: list[dict[str, Any]]) -> str | None:
@@ -115,7 +128,7 @@ def _content(value: Any, tool_calls: list[dict[str, Any]]) -> str | None:
             continue
         kind = _field(block, "type")
         if kind == "tool_use":
-            tool_calls.append(_tool_call(block))
+            tool_calls.extend(_tool_calls((block,)))
             continue
         text = _field(block, "text")
         if not isinstance(text, str) and kind == "text":
@@ -144,7 +157,7 @@ def read_message(value: Any, default_role: str) -> ModelMessage | None:
     role = _field(value, "role")
     message = ModelMessage(role=role if isinstance(role, str) else default_role)
     if isinstance(raw_calls, Sequence) and not isinstance(raw_calls, str):
-        message.tool_calls = [_tool_call(call) for call in raw_calls]
+        message.tool_calls = _tool_calls(raw_calls)
     message.content = _content(content_field, message.tool_calls)
     if isinstance(reason, str):
         message.finish_reason = _FINISH_REASONS.get(reason, reason)

@@ -10,9 +10,10 @@ from typing import Any
 
 import openai
 import pytest
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 
 from agenteval_otel import semconv as attr
+from agenteval_otel.tracing import active_conventions, set_conventions
 
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 
@@ -157,3 +158,31 @@ async def test_async_calls_and_streams(async_client, instrumented, exporter, too
         assert "get_weather" in span.attributes[attr.GEN_AI_OUTPUT_MESSAGES]
     assert streamed.attributes[attr.GEN_AI_USAGE_OUTPUT_TOKENS] == chunks[-1].usage.completion_tokens
     assert closed.status.status_code is StatusCode.UNSET
+
+
+@pytest.mark.parametrize("capture", [True, False])
+def test_a_chat_span_is_a_client_span_with_openinference_keys_when_asked(
+        client, instrument, only_span, tools, capture: bool) -> None:
+    """With ``set_conventions(("gen_ai", "openinference"))`` the span carries the keys Phoenix
+    types spans by, the request and reply keys included; with content off, no messages or values."""
+    before = active_conventions()
+    set_conventions(("gen_ai", "openinference"))
+    try:
+        instrument(capture_content=capture)
+        completion = client.chat.completions.create(model="gpt-test", messages=QUESTION, tools=tools["chat"])
+    finally:
+        set_conventions(before)
+    span = only_span()
+    a = span.attributes
+    assert span.kind is SpanKind.CLIENT
+    assert (a["openinference.span.kind"], a["llm.model_name"], a["llm.system"]) == ("LLM", "gpt-test", "openai")
+    assert (a["llm.token_count.prompt"], a["llm.token_count.completion"]) == (
+        completion.usage.prompt_tokens, completion.usage.completion_tokens)
+    flattened = {k: v for k, v in a.items() if k.startswith(("llm.input_messages", "llm.output_messages",
+                                                             "input.", "output."))}
+    if not capture:
+        assert flattened == {}
+        return
+    assert flattened["llm.input_messages.0.message.content"] == "What is the weather in Paris?"
+    call = "llm.output_messages.0.message.tool_calls.0.tool_call."
+    assert (flattened[call + "id"], flattened[call + "function.name"]) == ("call_1", "get_weather")

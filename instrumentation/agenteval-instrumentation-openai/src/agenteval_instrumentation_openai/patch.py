@@ -111,12 +111,12 @@ class ModelCall:
         if run.recording:
             try:
                 call.capture = settings.capture_content and active_policy().capture is True
-                run.span.set_attributes(api.request_attributes(instance, kwargs))
+                run.set_attributes(api.request_attributes(instance, kwargs))
                 if call.capture:
                     run.set_input(api.messages(kwargs))
                     definitions = requests.tool_definitions(kwargs)
                     if definitions:
-                        run.span.set_attribute(attr.GEN_AI_TOOL_DEFINITIONS, active_policy().json(definitions))
+                        run.set_attributes({attr.GEN_AI_TOOL_DEFINITIONS: active_policy().json(definitions)})
             except Exception:
                 report("recording the request")
         run.activate()
@@ -169,7 +169,7 @@ class ModelCall:
         run = self.run
         if reply is not None and run.recording:
             try:
-                run.span.set_attributes(_reply_attributes(reply))
+                run.set_attributes(_reply_attributes(reply))
                 if self.capture:
                     run.set_result(reply.message())
             except Exception:
