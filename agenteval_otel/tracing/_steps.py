@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final
 
 import orjson
 from opentelemetry import context as otel_context
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.sdk.trace import Span as SdkSpan
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
@@ -60,6 +61,26 @@ FRESH_SPANS_RECORD: Final = frozenset({SdkSpan, *SdkSpan.__subclasses__()})
 _ABSENT: Final = object()
 CLAIMED: Final = "agenteval.claimed"
 """Where an agent step's pending attributes keep the ``AgentClaim`` holding it (taken out before they are set)."""
+
+
+_PLAIN: Final = frozenset({str, int, float, bool})
+
+
+def _set_plain(span: Span, attributes: dict[str, Any], *, checked: bool = False) -> None:
+    """Set ``attributes`` on ``span``. When every value is a plain str, int, float or bool
+    (``checked``: known to be) and they fit the span's limits (no value length limit, room under
+    the attribute count limit), they go straight into its attribute map: the SDK would keep such
+    values as they are, and its check per key costs as much as the rest of a step. Anything else
+    goes through ``set_attributes``."""
+    held = getattr(span, "_attributes", None)
+    if (type(held) is BoundedAttributes and held.max_value_len is None and held.maxlen is not None
+            and len(held) + len(attributes) <= held.maxlen
+            and (checked or all(type(value) in _PLAIN for value in attributes.values()))):
+        with held._lock:
+            if not held._immutable:
+                held._dict.update(attributes)
+                return
+    span.set_attributes(attributes)
 
 
 def _keywords(**values: Any) -> None:
@@ -143,12 +164,12 @@ class Step:
                     self.add_result(pending, policy, result)
                 except Exception:
                     self.report("recording the result")
-            if _conventions.openinference:
-                self.add_conventions(pending, bool(policy.capture))
             try:
-                span.set_attributes(pending)
+                _set_plain(span, pending)
             except Exception:
                 self.report("setting attributes")
+            if _conventions.openinference:
+                self.add_conventions(span, pending, bool(policy.capture))
         try:
             span.end(end_time=end_time)
         except Exception:  # a span processor that raises must not reach the user's code
@@ -161,12 +182,12 @@ class Step:
         credential shapes and ``secrets`` are masked in its text (``ContentPolicy.clean_error``)."""
         if pending is not None:
             pending[attr.ERROR_TYPE] = type(error).__qualname__
-            if _conventions.openinference:
-                self.add_conventions(pending, True)  # the inputs in ``pending`` followed the policy
             try:
-                span.set_attributes(pending)
+                _set_plain(span, pending)
             except Exception:
                 self.report("setting attributes")
+            if _conventions.openinference:
+                self.add_conventions(span, pending, True)  # the inputs in ``pending`` followed the policy
             try:  # the message and the stack trace may quote secrets: a server echoing a key, a password
                 policy = _content._active
                 span.set_status(Status(StatusCode.ERROR, policy.clean_error(_description(error), secrets)))
@@ -199,10 +220,11 @@ class Step:
         Called when content capture is on, and with it off too for a ``structural_result``.
         """
 
-    def add_conventions(self, pending: dict[str, Any], content: bool) -> None:
-        """Add the keys of the other conventions in force (OpenInference), derived from ``pending``."""
+    def add_conventions(self, span: Span, pending: dict[str, Any], content: bool) -> None:
+        """Set the keys of the other conventions in force (OpenInference), derived from ``pending``
+        (set on ``span`` already)."""
         try:
-            pending.update(openinference_attributes(pending, content=content))
+            _set_plain(span, openinference_attributes(pending, content=content), checked=True)
         except Exception:
             self.report("adding the OpenInference keys")
 

@@ -203,23 +203,41 @@ def _evaluation(attributes: Mapping[str, Any], content: bool) -> dict[str, Any]:
     return out
 
 
+_PLAIN: Final = frozenset({str, int, float, bool})
+"""The value types the keys are copied with (any other value is left out)."""
+_STATIC_BY_TYPE: Final = {
+    step_type: tuple((source, target) for source, target in _STATIC if wanted(source))
+    for step_type, wanted in (
+        (attr.STEP_AGENT, lambda key: key in (attr.GEN_AI_CONVERSATION_ID, attr.GEN_AI_AGENT_NAME)),
+        (attr.STEP_NODE, lambda key: key == attr.GEN_AI_CONVERSATION_ID),
+        (attr.STEP_CONDITIONAL, lambda key: key == attr.GEN_AI_CONVERSATION_ID),
+        (attr.STEP_TOOL, lambda key: key in (attr.GEN_AI_CONVERSATION_ID, attr.GEN_AI_TOOL_NAME,
+                                             attr.GEN_AI_TOOL_DESCRIPTION, attr.GEN_AI_TOOL_CALL_ID)),
+        (attr.STEP_MESSAGE, lambda key: key not in (attr.GEN_AI_AGENT_NAME, attr.GEN_AI_TOOL_NAME,
+                                                    attr.GEN_AI_TOOL_DESCRIPTION, attr.GEN_AI_TOOL_CALL_ID)),
+    )
+}
+"""The keys of ``_STATIC`` a step of each type can carry (the others are not looked up)."""
+
+
 def openinference_attributes(attributes: Mapping[str, Any], *, content: bool = True) -> dict[str, Any]:
     """The OpenInference keys for a span carrying these GenAI and ``agenteval.*`` attributes: its
     kind, its input and output values (only with ``content``), session, agent, tool and model
     keys, token counts, and an LLM span's messages flattened. Empty for a span of no kind we know.
-    Values are copied from ``attributes``, so they were cleaned by the content policy already."""
+    Values are copied from ``attributes`` (plain values only), so they were cleaned by the content
+    policy already."""
     step_type = attributes.get(attr.STEP_TYPE)
     kind = _KINDS.get(step_type) if isinstance(step_type, str) else None
-    if kind is None:
+    if kind is None or not isinstance(step_type, str):
         return _evaluation(attributes, content) if attributes.get(attr.EVALUATION_MARKER) else {}
     out: dict[str, Any] = {attr.OI_SPAN_KIND: kind}
-    for source, target in _STATIC:
+    for source, target in _STATIC_BY_TYPE[step_type]:
         value = attributes.get(source)
-        if value is not None:
+        if value is not None and type(value) in _PLAIN:
             out[target] = value
     if step_type == attr.STEP_MESSAGE:
         model = attributes.get(attr.GEN_AI_RESPONSE_MODEL) or attributes.get(attr.GEN_AI_REQUEST_MODEL)
-        if model:
+        if isinstance(model, str) and model:
             out[attr.OI_LLM_MODEL_NAME] = model
         prompt = out.get(attr.OI_LLM_TOKEN_COUNT_PROMPT)
         completion = out.get(attr.OI_LLM_TOKEN_COUNT_COMPLETION)
@@ -227,13 +245,13 @@ def openinference_attributes(attributes: Mapping[str, Any], *, content: bool = T
             out[attr.OI_LLM_TOKEN_COUNT_TOTAL] = prompt + completion
     if not content:
         return out
-    input_key, output_key = _IO[str(step_type)]
-    for key, value_key, mime_key in ((input_key, attr.OI_INPUT_VALUE, attr.OI_INPUT_MIME_TYPE),
-                                     (output_key, attr.OI_OUTPUT_VALUE, attr.OI_OUTPUT_MIME_TYPE)):
-        value = None if key is None else attributes.get(key)
-        if isinstance(value, str):
-            out[value_key] = value
-            out[mime_key] = attr.MIME_JSON if step_type == attr.STEP_TOOL else _mime(value)
+    input_key, output_key = _IO[step_type]
+    if input_key is not None and type(value := attributes.get(input_key)) is str:
+        out[attr.OI_INPUT_VALUE] = value
+        out[attr.OI_INPUT_MIME_TYPE] = attr.MIME_JSON if step_type == attr.STEP_TOOL else _mime(value)
+    if output_key is not None and type(value := attributes.get(output_key)) is str:
+        out[attr.OI_OUTPUT_VALUE] = value
+        out[attr.OI_OUTPUT_MIME_TYPE] = attr.MIME_JSON if step_type == attr.STEP_TOOL else _mime(value)
     if step_type == attr.STEP_MESSAGE:
         _flatten_messages(attr.OI_LLM_INPUT_MESSAGES, attributes.get(attr.GEN_AI_INPUT_MESSAGES), out)
         _flatten_messages(attr.OI_LLM_OUTPUT_MESSAGES, attributes.get(attr.GEN_AI_OUTPUT_MESSAGES), out)

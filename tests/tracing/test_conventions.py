@@ -249,3 +249,23 @@ def test_a_long_value_keeps_its_truncation_marker(spans: Spans, provider: Tracer
     root = spans.attributes("invoke_agent weather-agent")
     assert root["input.value"] == root[attr.AGENT_INPUT] and "[truncated" in root["input.value"]
     assert root["input.mime_type"] == "text/plain"
+
+
+def test_attributes_set_without_the_sdk_check_are_what_the_sdk_would_keep() -> None:
+    """Plain values go straight into the span's attribute map; a list, a value length limit or a
+    full attribute map take the SDK's own path (its conversion, truncation and count limit)."""
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+
+    from agenteval_otel.tracing._steps import _set_plain
+
+    def attributes_after(values: dict[str, object], limits: SpanLimits | None = None) -> dict[str, object]:
+        span = TracerProvider(span_limits=limits or SpanLimits()).get_tracer("t").start_span("s")
+        _set_plain(span, dict(values))
+        span.end()
+        return dict(getattr(span, "attributes", None) or {})
+
+    plain = {"gen_ai.tool.name": "get_weather", "gen_ai.usage.input_tokens": 12, "ok": True, "score": 0.5}
+    assert attributes_after(plain) == plain
+    assert attributes_after({"names": ["a", "b"]}) == {"names": ("a", "b")}  # the SDK's conversion
+    assert attributes_after({"text": "abcdef"}, SpanLimits(max_span_attribute_length=3)) == {"text": "abc"}
+    assert len(attributes_after({f"k{i}": i for i in range(5)}, SpanLimits(max_span_attributes=3))) == 3
