@@ -1,6 +1,7 @@
 """Per-call cost of our decorators against a bare call, raw OpenTelemetry and peer SDKs.
 
     python bench/decorators.py [--rounds 201] [--calls 150] [--no-peers]
+    AGENTEVAL_CONVENTIONS=gen_ai,openinference python bench/decorators.py   # OpenInference keys too
 
 Every variant runs the same work (a tool returning a small dict; or an agent calling a node
 calling that tool) through a real SDK ``TracerProvider`` with a ``BatchSpanProcessor`` over an

@@ -10,9 +10,10 @@ local SQLite spool before the receiver answers 200, and a trace's rows are delet
 records of its verdicts are exported (or once it needs none); a worker restarted on the same
 spool scores what is left. Verdicts that fail to export are counted (:attr:`EvaluationWorker.health`) and stay in
 the spool for the next start. Without a spool, what is unscored at a crash is lost, and the
-worker says so when it starts. Several workers behind the Collector's
-``loadbalancing`` exporter (routing by trace id) scale evaluation out: every span of a trace
-reaches the same worker, so each trace is evaluated once, by one of them.
+worker says so when it starts. Several workers behind the Collector's ``load_balancing``
+exporter scale evaluation out: it routes by ``gen_ai.conversation.id`` (which every step of a
+conversation carries) or by trace id, so every span of a trace reaches the same worker and each
+trace is evaluated once, by one of them.
 
 >>> from agenteval_otel.evaluation import CallbackSink, EvalConfig
 >>> config = EvalConfig.model_validate({"criteria": {"final_response_present": 1.0}})

@@ -139,6 +139,9 @@ class Step:
         if not recording:
             return span, None, with_span(span, parent)
         pending = self.attributes.copy()
+        conversation: Any = parent.get(CONVERSATION_KEY)
+        if conversation is not None:  # on every step of a conversation, so a trace routes by it whole
+            pending[attr.GEN_AI_CONVERSATION_ID] = conversation
         try:
             context = self.open(span, parent, pending, _content._active if policy is None else policy, args, kwargs)
         except Exception:
@@ -530,9 +533,6 @@ class MessageStep(Step):
         args: tuple[Any, ...],
         kwargs: Mapping[str, Any],
     ) -> otel_context.Context:
-        conversation = parent.get(CONVERSATION_KEY)
-        if conversation is not None:
-            pending[attr.GEN_AI_CONVERSATION_ID] = conversation
         if self.input_arg is not None and policy.capture:
             value = _input(self.binder, self.input_arg, args, kwargs, policy)
             if value is not _ABSENT:

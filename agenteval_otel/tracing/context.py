@@ -64,7 +64,7 @@ def _value(key: str, value: str | None) -> Iterator[None]:
 
 
 def conversation(conversation_id: str) -> AbstractContextManager[None]:
-    """Every agent and chat step inside gets ``gen_ai.conversation.id = conversation_id``
+    """Every step inside (agent, node, tool, chat, conditional) gets ``gen_ai.conversation.id = conversation_id``
     (a value that is not a ``str`` as ``str()`` makes it; one that cannot be made text is
     logged and ignored).
 

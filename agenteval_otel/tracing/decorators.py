@@ -33,6 +33,7 @@ from typing import Any, Final, TypeVar, overload
 
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 
+from agenteval_otel import semconv as attr
 from agenteval_otel.tracing import _steps
 from agenteval_otel.tracing import content as _content
 from agenteval_otel.tracing import providers as _providers
@@ -53,6 +54,7 @@ from agenteval_otel.tracing._steps import (
     ToolStep,
 )
 from agenteval_otel.tracing.content import active_policy
+from agenteval_otel.tracing.context import CONVERSATION_KEY
 from agenteval_otel.tracing.lifecycle import StepRun
 
 __all__ = ["agent", "conditional", "message", "node", "step_kind_of", "tool"]
@@ -101,6 +103,9 @@ def _sync(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
         context = parent
         if recording:
             pending = attributes.copy()
+            conversation: Any = parent.get(CONVERSATION_KEY)  # what ``Step.begin`` adds, inline
+            if conversation is not None:
+                pending[attr.GEN_AI_CONVERSATION_ID] = conversation
             try:
                 context = open_step(span, parent, pending, _content._active, args, kwargs)
             except Exception:
@@ -148,6 +153,9 @@ def _async(fn: Callable[..., Any], step: Step) -> Callable[..., Any]:
         context = parent
         if recording:
             pending = attributes.copy()
+            conversation: Any = parent.get(CONVERSATION_KEY)  # what ``Step.begin`` adds, inline
+            if conversation is not None:
+                pending[attr.GEN_AI_CONVERSATION_ID] = conversation
             try:
                 context = open_step(span, parent, pending, _content._active, args, kwargs)
             except Exception:

@@ -81,6 +81,7 @@ def test_example_agent_span_tree(spans: Any, traced_agent: ModuleType) -> None:
         "agenteval.step.type": "tool",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "get_weather",
+        "gen_ai.conversation.id": "thread-7",
         "gen_ai.tool.call.id": "call_1",
         "gen_ai.tool.call.arguments": '{"city":"Tokyo"}',
         "gen_ai.tool.call.result": '{"city":"Tokyo","temperature":21,"sky":"clear"}',
@@ -108,6 +109,7 @@ def test_example_agent_span_tree(spans: Any, traced_agent: ModuleType) -> None:
         "agenteval.step.type": "node",
         "gen_ai.operation.name": "invoke_node",
         "gen_ai.node.name": "tools",
+        "gen_ai.conversation.id": "thread-7",
     }
 
 
@@ -277,6 +279,32 @@ def test_agent_conversation_id_from_context_and_argument(spans: Any) -> None:
     assert support_span.attributes["agenteval.agent.input"] == "why?"
     assert support_span.attributes["agenteval.agent.output"] == '{"answer":"42"}'
     assert "gen_ai.output.messages" not in support_span.attributes  # not text
+
+
+def test_every_step_of_a_conversation_carries_its_id(spans: Any) -> None:
+    """Nodes, tools and conditionals in a conversation carry its id too, so a Collector routing by
+    ``gen_ai.conversation.id`` keeps every span of the trace together."""
+    @tool
+    def lookup(city: str) -> str:
+        return "sunny"
+
+    @conditional(name="route")
+    def route(answer: str) -> str:
+        return "done"
+
+    @node
+    def plan(question: str) -> str:
+        return route(lookup(question))
+
+    @agent(conversation_id_arg="thread_id")
+    def support(question: str, thread_id: str) -> str:
+        return plan(question)
+
+    support("Paris?", "thread-7")
+    plan("no conversation")
+    steps = {(s.attributes["agenteval.step.type"], s.attributes.get("gen_ai.conversation.id")) for s in spans.all()}
+    assert steps == {("agent", "thread-7"), ("node", "thread-7"), ("tool", "thread-7"), ("conditional", "thread-7"),
+                     ("node", None), ("tool", None), ("conditional", None)}
 
 
 def test_agent_input_with_several_arguments_is_json(spans: Any) -> None:
