@@ -24,17 +24,19 @@ def show(args: argparse.Namespace) -> int:
 
 def trajectory(args: argparse.Namespace) -> int:
     """Print the trajectories read from trace files, as JSON or as tables, or (``--explain``)
-    which reader read each span."""
+    which reader read each span, ending each trace with its coverage and warnings."""
     from agenteval_otel.traces.files import read_trajectories, spans_with_logs
 
     if args.explain:
         from agenteval_otel.trajectory.explain import explain_traces
 
         _, spans = spans_with_logs(args.files, args.logs or ())
-        for trace_id, explanations in explain_traces(spans):
+        for trace_id, explanations, coverage in explain_traces(spans, split=args.group != "trace"):
             print(f"trace {trace_id}")
             for explanation in explanations:
                 print("  " + explanation.line())
+            for line in coverage.lines():
+                print("  " + line)
         return EXIT_OK
     from rich.console import Console
 
@@ -65,5 +67,6 @@ def add_commands(commands: Any) -> None:
                       help="OTLP/JSON log files whose records carry the spans' content "
                            "(log files given as FILE are recognised too)")
     read.add_argument("--explain", action="store_true",
-                      help="show, per span, which convention reader read it and what it read")
+                      help="show, per span, which convention reader read it and what it read, then per trace "
+                           "how many spans were read, read by a fallback or unread, and warnings")
     read.set_defaults(handler=trajectory)

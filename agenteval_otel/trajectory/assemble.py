@@ -13,7 +13,8 @@ and invocations are joined into conversations by their conversation id
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -514,6 +515,12 @@ _MARKED = (True, "true", "True")
 """How the evaluation marker reads, as a bool or from a file that kept it as a string."""
 
 
+_Observer = Callable[[Sequence[_Span], Sequence[Sequence[_Span]], Sequence[Trajectory]], None]
+_observer: ContextVar[_Observer | None] = ContextVar("agenteval_trajectory_observer", default=None)
+"""Called (when set) with every trace read: its spans, each trajectory's spans, the trajectories
+(how ``explain.counting_coverage`` counts what the readers understood, without reading again)."""
+
+
 def trajectories_from_trace(
     records: Iterable[SpanRecord], *, split: bool = True, readers: Sequence[Reader] | None = None
 ) -> list[Trajectory]:
@@ -521,15 +528,23 @@ def trajectories_from_trace(
     the trace has more than one), else one for the whole trace. ``readers``: the convention
     readers to use (default: the installed ones, then ours). Our evaluation spans
     (``agenteval.evaluation``) are left out: a trace holding only them has no trajectory."""
-    ordered = _tree((r for r in records if r.attributes.get(EVALUATION_MARKER) not in _MARKED), readers)
+    ordered, scopes, found = _read_trace(
+        _tree((r for r in records if r.attributes.get(EVALUATION_MARKER) not in _MARKED), readers), split)
+    observe = _observer.get()
+    if observe is not None:
+        observe(ordered, scopes, found)
+    return found
+
+
+def _read_trace(ordered: list[_Span], split: bool) -> tuple[list[_Span], list[list[_Span]], list[Trajectory]]:
+    """A read trace (``_tree``), each trajectory's spans, and its trajectories."""
     readings = [span.reading for span in ordered if span.reading is not None]
     if not ordered or (readings and all(r.role is SpanRole.IGNORED for r in readings)):
-        return []  # nothing, or only spans known not to be a run (a framework building an agent)
-    if split:
-        scopes = _invocations(ordered)
-        if len(scopes) > 1:
-            return [_trajectory(scope) for scope in scopes]
-    return [_trajectory(ordered)]
+        return ordered, [], []  # nothing, or only spans known not to be a run (a framework building an agent)
+    scopes = _invocations(ordered) if split else []
+    if len(scopes) <= 1:
+        scopes = [ordered]
+    return ordered, scopes, [_trajectory(scope) for scope in scopes]
 
 
 def join_conversations(trajectories: Iterable[Trajectory]) -> list[Trajectory]:
