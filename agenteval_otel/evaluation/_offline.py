@@ -55,12 +55,14 @@ from agenteval_otel.results import (
     EvalReport,
     EvaluationSink,
     HeldResult,
+    ReadCoverage,
     ResultCodec,
     SinkGroup,
     SummaryTally,
 )
 from agenteval_otel.traces.sources import PathLike, TraceSource, TraceSourceLike, trace_source
 from agenteval_otel.trajectory.conventions import Reader
+from agenteval_otel.trajectory.explain import CoverageTally, counting_coverage
 from agenteval_otel.trajectory.trajectory import Trajectory
 
 __all__ = ["CaseRuns", "RunChoice", "aevaluate_traces", "evaluate_traces", "iter_matches"]
@@ -639,12 +641,14 @@ async def aevaluate_traces(
     config = _config_for(eval_set, config)
     results_stage = SinkGroup(sinks)
     done = dict(done or {})
-    held, other_eval_set_runs = await _score_traces(
-        eval_set, trace_source(source, logs), config, results_stage, done=done,
-        criterion_timeout_s=criterion_timeout_s, runs=runs, readers=readers, keep_trajectories=keep_trajectories,
-        concurrency=concurrency, judge=judge)
+    with counting_coverage() as coverage:  # counted as the traces are read, from the readings made
+        held, other_eval_set_runs = await _score_traces(
+            eval_set, trace_source(source, logs), config, results_stage, done=done,
+            criterion_timeout_s=criterion_timeout_s, runs=runs, readers=readers, keep_trajectories=keep_trajectories,
+            concurrency=concurrency, judge=judge)
     summary = held.tally.summary()
     summary.other_eval_set_runs = other_eval_set_runs
+    summary.read_coverage = _read_coverage(coverage)
     report = EvalReport.from_results(
         eval_set.eval_set_id if eval_set is not None else source_id, held.report(done),
         eval_set_name=(eval_set.name or None) if eval_set is not None else None,
@@ -654,6 +658,20 @@ async def aevaluate_traces(
     results_stage.finish(report)
     results_stage.force_flush()
     return report
+
+
+def _read_coverage(tally: CoverageTally) -> ReadCoverage | None:
+    """The run's ``ReadCoverage``; ``None`` when no span was read (trajectories given)."""
+    if not tally.traces:
+        return None
+    if tally.spans and tally.unread == tally.spans:
+        _log.warning("no reader recognised any of the %d span(s) read: their producer's convention is not "
+                     "understood (agenteval trajectory --explain shows each span)", tally.spans)
+    elif tally.warnings:
+        _log.warning("some trajectories miss what their spans hold: %s (agenteval trajectory --explain shows why)",
+                     ", ".join(f"{kind} in {n}" for kind, n in tally.warnings.items()))
+    return ReadCoverage(traces=tally.traces, spans=tally.spans, read=dict(tally.read), fallback=dict(tally.fallback),
+                        unread=tally.unread, trajectories=tally.trajectories, warnings=dict(tally.warnings))
 
 
 async def _score_traces(

@@ -10,6 +10,7 @@ tables, and the report files (JSON, JUnit XML, one self-contained HTML page).
 
 from agenteval_otel.reports._console import (
     case_diff,
+    coverage_lines,
     criteria_table,
     eval_set_table,
     print_report,
@@ -29,6 +30,7 @@ from agenteval_otel.reports._writers import ReportFile, ReportFormat
 __all__ = [
     # the console
     "case_diff",
+    "coverage_lines",
     "criteria_table",
     "eval_set_table",
     "print_report",

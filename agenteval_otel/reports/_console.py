@@ -13,10 +13,11 @@ from agenteval_otel.evalsets import EvalSet
 from agenteval_otel.reports._diff import tool_call_rows
 from agenteval_otel.reports._judge import judge_lines
 from agenteval_otel.results import EvalCaseResult, EvalReport
+from agenteval_otel.trajectory.explain import FINAL_ANSWER_NOT_READ, TOOL_CALLS_NOT_READ
 
 __all__ = [
-    "case_diff", "criteria_table", "eval_set_table", "print_report", "results_table", "runs_table",
-    "summary_line",
+    "case_diff", "coverage_lines", "criteria_table", "eval_set_table", "print_report", "results_table",
+    "runs_table", "summary_line",
 ]
 
 _PREVIEW = 60
@@ -158,6 +159,30 @@ def summary_line(report: EvalReport) -> str:
     return line
 
 
+_COVERAGE_WARNINGS = {
+    TOOL_CALLS_NOT_READ: "the model requested tool calls but no tool span was read",
+    FINAL_ANSWER_NOT_READ: "the root span has output but the trajectory has no final answer",
+}
+
+
+def _by(counts: dict[str, int]) -> str:
+    return f" ({', '.join(f'{name} {n}' for name, n in counts.items())})" if counts else ""
+
+
+def coverage_lines(report: EvalReport) -> list[str]:
+    """What the convention readers understood of the traces (an offline run from spans):
+    ``spans: 40 read (genai 40), 0 by fallback, 12 unread, of 52 in 2 trace(s)``, then a
+    ``warning:`` line per warning with the trajectories it concerns. None for other runs."""
+    c = report.summary.read_coverage
+    if c is None:
+        return []
+    lines = [f"spans: {sum(c.read.values())} read{_by(c.read)}, {sum(c.fallback.values())} by fallback"
+             f"{_by(c.fallback)}, {c.unread} unread, of {c.spans} in {c.traces} trace(s)"]
+    lines += [f"warning: {n} of {c.trajectories} trajectories: {_COVERAGE_WARNINGS.get(kind, kind)}"
+              for kind, n in c.warnings.items()]
+    return lines
+
+
 _STATS_COLUMNS = ("semantics", "cases", "passed", "errors", "mean", "min", "max", "pass rate")
 _DROPPED_WHEN_NARROW = ("semantics", "min", "max", "errors")
 """The criteria table's columns a narrow console does without, first to last."""
@@ -233,7 +258,8 @@ def case_diff(case: EvalCaseResult) -> Panel:
 
 def print_report(report: EvalReport, console: Console | None = None) -> None:
     """The console report: criteria, what the LLM judge cost (and what it did not score), results, the diff of every case that did not pass, one
-    plain line per failure (easy to find in a CI log), and a summary line."""
+    plain line per failure (easy to find in a CI log), what the readers understood of the
+    traces (offline, from spans), and a summary line."""
     console = console or Console()
     console.print(criteria_table(report, width=console.width))
     for line in judge_lines(report):
@@ -248,4 +274,6 @@ def print_report(report: EvalReport, console: Console | None = None) -> None:
     failures = report.failure_message()
     if failures:
         console.print(failures, markup=False, highlight=False, soft_wrap=True)
+    for line in coverage_lines(report):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(summary_line(report))

@@ -43,6 +43,7 @@ __all__ = [
     "EvalSummary",
     "InvocationResult",
     "JudgeUsage",
+    "ReadCoverage",
     "Semantics",
     "SummaryTally",
 ]
@@ -353,6 +354,23 @@ class CriterionStats(BaseModel):
         )
 
 
+class ReadCoverage(BaseModel):
+    """Offline: how much of the traces the convention readers understood. ``spans`` = the sum
+    of ``read`` (by convention) + the sum of ``fallback`` (spans only a fallback read, from
+    their name) + ``unread``; ``warnings``: trajectories per warning kind
+    (``tool_calls_not_read``, ``final_answer_not_read``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    traces: int = 0
+    spans: int = 0
+    read: dict[str, int] = Field(default_factory=dict)
+    fallback: dict[str, int] = Field(default_factory=dict)
+    unread: int = 0
+    trajectories: int = 0
+    warnings: dict[str, int] = Field(default_factory=dict)
+
+
 class EvalSummary(BaseModel):
     """Counts and scores of a run: total = passed + failed + errored."""
 
@@ -374,6 +392,9 @@ class EvalSummary(BaseModel):
     judge_errors: int = 0
     """Criterion results (per case) the LLM judge did not score: not configured, unreachable,
     timed out, or its answer unusable."""
+    read_coverage: ReadCoverage | None = None
+    """Offline, from spans: the spans read, read by a fallback, unread, and the warnings;
+    ``None`` when the run read no spans (trajectories given, or assembled elsewhere)."""
 
     @property
     def judge_total(self) -> JudgeUsage | None:
