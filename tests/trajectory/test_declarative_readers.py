@@ -150,7 +150,7 @@ def test_the_readme_teaches_the_example_mapping() -> None:
     ("rules:\n  - match: {has: [k]}\n    role: tool\n    arguments: k$.a[x]\n",
      r"rules\[0\]\.arguments: expected an attribute key, optionally followed by a JSON path"),
     ("rules:\n  - match: {has: [k]}\n    role: agent\n    arguments: k\n",
-     r"rules\[0\]: arguments: a agent step does not read it \(only tool steps do\)"),
+     r"rules\[0\]: arguments: agent steps do not read it, only tool steps"),
     ("rules:\n  - match: {}\n    role: tool\n", r"rules\[0\]\.match: expected at least one of span_name, has, equals"),
     ("rules: []\n", r"rules: List should have at least 1 item"),
     ("- role: tool\n", r"expected a mapping with rules, got list"),

@@ -158,7 +158,7 @@ class _RuleSpec(BaseModel):
     def _read_by_role(self) -> _RuleSpec:
         for field, roles in _READ_BY.items():
             if getattr(self, field) is not None and self.role not in roles:
-                raise ValueError(f"{field}: a {self.role} step does not read it (only {', '.join(roles)} steps do)")
+                raise ValueError(f"{field}: {self.role} steps do not read it, only {' and '.join(roles)} steps")
         return self
 
 
