@@ -1,9 +1,10 @@
-"""What the scoring commands read from their arguments: the ``--criteria-module`` files, the eval
-set and the criteria config."""
+"""What the commands read from their arguments: the ``--criteria-module`` files, the eval set, the
+criteria config and the ``--readers`` mappings."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agenteval_otel.errors import ConfigError
@@ -11,8 +12,9 @@ from agenteval_otel.errors import ConfigError
 if TYPE_CHECKING:
     from agenteval_otel.criteria import EvalConfig
     from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.trajectory.conventions import Reader
 
-__all__ = ["criteria_config", "load_criteria_modules", "load_eval_set"]
+__all__ = ["add_readers_option", "convention_readers", "criteria_config", "load_criteria_modules", "load_eval_set"]
 
 
 def load_criteria_modules(args: argparse.Namespace) -> None:
@@ -44,3 +46,20 @@ def criteria_config(args: argparse.Namespace, eval_set: EvalSet | None) -> EvalC
                           "--config FILE (policies such as max_tool_calls, forbidden_tools, no_tool_errors; "
                           "see examples/production_policies.json)")
     return EvalConfig.default_for(eval_set)
+
+
+def add_readers_option(parser: argparse.ArgumentParser) -> None:
+    """``--readers FILE`` (repeatable): declarative readers, tried before the built-in ones."""
+    parser.add_argument("--readers", action="append", metavar="FILE",
+                        help="a JSON or YAML mapping from a producer's span keys to steps (repeatable), "
+                             "tried before the built-in readers; see examples/readers/")
+
+
+def convention_readers(args: argparse.Namespace) -> Sequence[Reader] | None:
+    """The ``--readers`` mappings' readers, then the default ones; ``None`` (the default) when
+    none is given."""
+    if not args.readers:
+        return None
+    from agenteval_otel.trajectory.conventions import default_readers, load_readers
+
+    return (*load_readers(*args.readers), *default_readers())

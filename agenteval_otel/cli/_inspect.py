@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from agenteval_otel.cli._exits import EXIT_OK
+from agenteval_otel.cli._inputs import add_readers_option, convention_readers
 
 __all__ = ["add_commands"]
 
@@ -27,11 +28,12 @@ def trajectory(args: argparse.Namespace) -> int:
     which reader read each span, ending each trace with its coverage and warnings."""
     from agenteval_otel.traces.files import read_trajectories, spans_with_logs
 
+    readers = convention_readers(args)
     if args.explain:
         from agenteval_otel.trajectory.explain import explain_traces
 
         _, spans = spans_with_logs(args.files, args.logs or ())
-        for trace_id, explanations, coverage in explain_traces(spans, split=args.group != "trace"):
+        for trace_id, explanations, coverage in explain_traces(spans, readers, split=args.group != "trace"):
             print(f"trace {trace_id}")
             for explanation in explanations:
                 print("  " + explanation.line())
@@ -42,7 +44,8 @@ def trajectory(args: argparse.Namespace) -> int:
 
     from agenteval_otel.reports import iter_trajectories_json, trajectories_table
 
-    found = read_trajectories(args.files, group=args.group, logs=args.logs or ())  # skipped lines are logged
+    found = read_trajectories(args.files, group=args.group, logs=args.logs or (),
+                               readers=readers)  # skipped lines are logged
     if args.format == "json":
         sys.stdout.writelines(iter_trajectories_json(found.trajectories))
         sys.stdout.write("\n")
@@ -69,4 +72,5 @@ def add_commands(commands: Any) -> None:
     read.add_argument("--explain", action="store_true",
                       help="show, per span, which convention reader read it and what it read, then per trace "
                            "how many spans were read, read by a fallback or unread, and warnings")
+    add_readers_option(read)
     read.set_defaults(handler=trajectory)

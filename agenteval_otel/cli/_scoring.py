@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_otel.cli._args import add_export_options, positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
-from agenteval_otel.cli._inputs import criteria_config, load_eval_set
+from agenteval_otel.cli._inputs import add_readers_option, convention_readers, criteria_config, load_eval_set
 from agenteval_otel.cli._sources import add_source_options, source_id, trace_source
 from agenteval_otel.errors import ConfigError, mask_url
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agenteval_otel.reports import ReportFile, WorkRead
     from agenteval_otel.results import EvalCaseResult, EvalReport, EvaluationSink
     from agenteval_otel.traces import TraceSource
+    from agenteval_otel.trajectory.conventions import Reader
 
 __all__ = ["add_commands"]
 
@@ -66,6 +67,7 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     eval_set = load_eval_set(args.evalset)
     config = criteria_config(args, eval_set)
     source = trace_source(args)
+    readers = convention_readers(args)
     files = _report_files(args)
     run_id = eval_set.eval_set_id if eval_set is not None else source_id(args)
     # invocations matched to no case are scored too when the config has reference-free criteria
@@ -73,7 +75,7 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     if args.engine != "ray" and (args.address or args.partitions):
         raise ConfigError(f"{'--address' if args.address else '--partitions'} goes with --engine ray")
     if args.engine == "ray":
-        return _evaluate_on_ray(args, eval_set, config, source, run_id, total, files)
+        return _evaluate_on_ray(args, eval_set, config, source, run_id, total, files, readers)
     judge = default_judge()
     status = (lambda: f"judge calls in flight: {judge.in_flight}/{judge.settings.concurrency}") if judge else None
     with (_result_export(args, run_id) as exports,
@@ -82,14 +84,15 @@ def evaluate_traces(args: argparse.Namespace) -> int:
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest", source_id=run_id,
                                            criterion_timeout_s=args.timeout, concurrency=args.concurrency,
-                                           judge=judge,
+                                           judge=judge, readers=readers,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
     return _finish(report, args, files)
 
 
 def _evaluate_on_ray(args: argparse.Namespace, eval_set: EvalSet | None, config: EvalConfig, source: TraceSource,
-                     run_id: str, total: int | None, files: Sequence[ReportFile]) -> int:
+                     run_id: str, total: int | None, files: Sequence[ReportFile],
+                     readers: Sequence[Reader] | None) -> int:
     """``agenteval eval --engine ray``: the job's run files in the run file's ``.ray`` folder."""
     from agenteval_otel.evaluation import evaluate_traces_on_ray
     from agenteval_otel.reports import progress_sink
@@ -102,7 +105,7 @@ def _evaluate_on_ray(args: argparse.Namespace, eval_set: EvalSet | None, config:
             report = evaluate_traces_on_ray(
                 eval_set, source, config, address=args.address, partitions=args.partitions, run_dir=run_dir,
                 sinks=[progress, *files, *exports], resume=args.resume, criterion_timeout_s=args.timeout,
-                runs="all" if args.all_runs else "latest", source_id=run_id,
+                runs="all" if args.all_runs else "latest", source_id=run_id, readers=readers,
                 keep_trajectories=True if args.keep_trajectories else None,
                 criteria_modules=args.criteria_module or ())
         except RuntimeError as exc:  # a task that failed stopped the job: one line, and how to resume
@@ -235,6 +238,7 @@ def add_commands(commands: Any) -> None:
                          help="an .evalset.json file (ours or Google ADK's); without one, every "
                               "invocation is scored with the reference-free criteria of --config")
     add_source_options(offline)
+    add_readers_option(offline)
     offline.add_argument("--all-runs", action="store_true",
                          help="score every recorded run of a case as repeated runs (pass@k, pass^k); "
                               "default: the latest run of each case, older ones set aside")

@@ -137,8 +137,8 @@ class EvaluationWorker:
         (rows of a trace that shutdown cut short stay for the next start)."""
         if self.spool is None or cut_short:
             return
-        if results == 0 or self._export is None:  # nothing to export, or sinks of the caller's
-            self.spool.done(trace_id)
+        if results == 0 or self._export is None or self._export.delivery is None:
+            self.spool.done(trace_id)  # nothing to export, sinks of the caller's, or no records (OTEL_LOGS_EXPORTER=none)
             return
         with self._lock:
             confirmed = trace_id in self._confirmed

@@ -150,6 +150,23 @@ def test_with_evaluation_spans_the_spool_is_cleared_once_the_judged_traces_recor
     assert {log.attributes[attr.EVAL_RUN_ID] for log in _verdicts(target)[1]} == {"w1"}
 
 
+@pytest.mark.promise(23)
+def test_with_log_export_off_the_spool_is_cleared_once_scored(
+    stored: tuple[Path, list[SpanRecord]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OTEL_LOGS_EXPORTER=none``: no verdict record will ever confirm the trace, so it leaves the
+    spool once scored instead of waiting there for good."""
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
+    _, records = stored
+    worker = EvaluationWorker(POLICIES, export_target=str(tmp_path / "verdicts.jsonl"), export_as="both",
+                              http_port=0, spool=tmp_path / "spool", evaluator_options={"settle_s": 0.05}).start()
+    exporter = HttpSpanExporter(endpoint=f"http://127.0.0.1:{worker.receiver.http_port}/v1/traces", timeout=5)
+    assert exporter.export([_readable(r) for r in records]) is SpanExportResult.SUCCESS
+    exporter.shutdown()
+    assert worker.stop(timeout=5)
+    assert worker.evaluator.counters.evaluated == 1 and worker.health["spool"]["pending_traces"] == 0
+
+
 def test_health_shows_the_receiver_and_the_evaluator(worker: EvaluationWorker) -> None:
     with urllib.request.urlopen(f"http://127.0.0.1:{worker.receiver.http_port}/health", timeout=5) as response:
         document = json.loads(response.read())

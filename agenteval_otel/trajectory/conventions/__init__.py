@@ -23,6 +23,8 @@ Your own convention plugs in as a reader of the same shape: pass ``readers=(my_r
 *READERS)`` to ``build_trajectories`` / ``iter_trajectories`` / ``evaluate_traces``, or install it
 under the entry-point group ``agenteval.readers`` (``[project.entry-points."agenteval.readers"]
 my_convention = "my_package.readers:read_my_spans"``): installed readers are tried before ours.
+Or, with no Python, describe it in a JSON or YAML mapping: ``readers=(*load_readers("acme.yaml"),
+*default_readers())`` (see ``declarative``).
 
 >>> def read_my_spans(record):
 ...     if record.attributes.get("my.kind") != "tool":
@@ -53,6 +55,7 @@ from agenteval_otel.trajectory.conventions import (
     ours,
 )
 from agenteval_otel.trajectory.conventions.adk import read_adk
+from agenteval_otel.trajectory.conventions.declarative import DeclarativeReader, load_readers
 from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.haystack import read_haystack
@@ -74,12 +77,14 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "READERS",
     "ChatMessage",
+    "DeclarativeReader",
     "Reader",
     "RequestedToolCall",
     "SpanReading",
     "SpanRole",
     "ToolResponse",
     "default_readers",
+    "load_readers",
     "read_span",
     "span_reader",
 ]
