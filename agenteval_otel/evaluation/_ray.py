@@ -56,6 +56,7 @@ from agenteval_otel.evaluation._offline import (
     RunChoice,
     _config_for,
     _Index,
+    _read_coverage,
     _Results,
     _score_traces,
 )
@@ -80,6 +81,7 @@ from agenteval_otel.traces.otlp_json import OTLP_JSON, records_from_request
 from agenteval_otel.traces.sources import PathLike, TraceSourceLike, trace_source
 from agenteval_otel.trajectory.assemble import trajectories_from_trace
 from agenteval_otel.trajectory.conventions import Reader
+from agenteval_otel.trajectory.explain import CoverageTally, counting_coverage
 from agenteval_otel.trajectory.logs import attach_logs
 from agenteval_otel.trajectory.spans import SpanRecord, normalize_trace_id
 from agenteval_otel.trajectory.trajectory import Trajectory
@@ -95,6 +97,8 @@ SHARD_BYTES = 64 * 1024 * 1024
 DRIVER_BATCH = 2_000
 """Trajectories per batch when the driver streams a source that cannot be read in parallel."""
 _MANIFEST_FORMAT = 1
+_COVERAGE_FILE = "coverage.json"
+"""Where a job whose trajectories were routed keeps the read coverage of its input."""
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -240,8 +244,10 @@ class _Plan:
     given: frozenset[str] = frozenset()
     taken: tuple[tuple[_Shard, frozenset[str]], ...] = ()
 
-    def trajectories(self, log_paths: Sequence[str], readers: Sequence[Reader] | None) -> list[Trajectory]:
-        """The trajectories of the traces this plan reads, each trace assembled whole."""
+    def trajectories(self, log_paths: Sequence[str],
+                     readers: Sequence[Reader] | None) -> tuple[list[Trajectory], CoverageTally]:
+        """The trajectories of the traces this plan reads, each trace assembled whole, and how
+        much of their spans the readers understood."""
         keep = (lambda trace_id: trace_id not in self.given) if self.given else (lambda trace_id: True)
         spans: Iterable[SpanRecord] = itertools.chain(
             *(_shard_spans(shard, keep) for shard in self.shards),
@@ -251,7 +257,8 @@ class _Plan:
         traces: dict[str, list[SpanRecord]] = {}
         for span in spans:
             traces.setdefault(span.trace_id, []).append(span)
-        return [t for found in traces.values() for t in trajectories_from_trace(found, readers=readers)]
+        with counting_coverage() as coverage:
+            return [t for found in traces.values() for t in trajectories_from_trace(found, readers=readers)], coverage
 
 
 def _plans(groups: Sequence[Sequence[_Shard]], scans: Sequence[frozenset[str]]) -> list[_Plan]:
@@ -283,13 +290,15 @@ def _plan_score_task(job: _Job, part: int, plan: _Plan, log_paths: Sequence[str]
                      readers: Sequence[Reader] | None) -> _PartResult:
     """Ray task: read partition ``part``'s plan and score its trajectories (no eval set: each
     invocation is scored alone, so nothing needs to move between partitions)."""
-    return _score_partition(job, part, plan.trajectories(log_paths, readers))
+    return _score_partition(job, part, *plan.trajectories(log_paths, readers))
 
 
 def _plan_split_task(plan: _Plan, log_paths: Sequence[str], readers: Sequence[Reader] | None,
                      routing: _Routing, index: _Index | None) -> tuple[Any, ...]:
-    """Ray task: read a plan; its trajectories by partition, and the keys that touch an eval case."""
-    return _by_partition(plan.trajectories(log_paths, readers), routing, index)
+    """Ray task: read a plan; its trajectories by partition, the keys that touch an eval case, and
+    the plan's read coverage."""
+    trajectories, coverage = plan.trajectories(log_paths, readers)
+    return (*_by_partition(trajectories, routing, index), coverage)
 
 
 # --- assembling: traces whole, keyed by conversation --------------------------------------------
@@ -407,6 +416,9 @@ class _PartResult:
     other_eval_set_runs: int
     starts: dict[str, int]
     sent: list[EvalCaseResult]
+    coverage: CoverageTally
+    """How much of the partition's spans the readers understood (empty when it was routed its
+    trajectories: the reading tasks count it then)."""
 
 
 class _RunFileSink:
@@ -426,7 +438,8 @@ class _RunFileSink:
         return self.run_file.shutdown(timeout)
 
 
-def _score_partition(job: _Job, part: int, trajectories: list[Trajectory]) -> _PartResult:
+def _score_partition(job: _Job, part: int, trajectories: list[Trajectory],
+                     coverage: CoverageTally | None = None) -> _PartResult:
     """Score one partition with the offline run, resuming from its run file; mark it finished."""
     for module in job.criteria_modules:
         load_criteria_module(module)
@@ -451,12 +464,14 @@ def _score_partition(job: _Job, part: int, trajectories: list[Trajectory]) -> _P
     cases = {case.eval_id for case in eval_set.eval_cases} if eval_set is not None else set()
     starts = {invocation_key(t): t.start_ns or 0 for t in trajectories}
     starts = {eval_id: starts.get(eval_id, 0) for eval_id in held.entries if eval_id not in cases}
-    finished = {"results": len(held.entries), "other_eval_set_runs": other, "starts": starts}
+    coverage = coverage if coverage is not None else CoverageTally()
+    finished = {"results": len(held.entries), "other_eval_set_runs": other, "starts": starts,
+                "coverage": coverage.as_dict()}
     marker = job.done_file(part)
     temporary = marker.with_suffix(".tmp")
     temporary.write_text(json.dumps(finished), encoding="utf-8")
     temporary.replace(marker)  # a partition is finished only once its marker is whole
-    return _PartResult(held, other, starts, list(sent.values()) if job.whole_results else [])
+    return _PartResult(held, other, starts, list(sent.values()) if job.whole_results else [], coverage)
 
 
 def _score_task(job: _Job, part: int, *shares: list[Trajectory]) -> _PartResult:
@@ -476,7 +491,8 @@ def _finished(job: _Job, part: int) -> _PartResult | None:
     for result in done.values():
         held.put(result)
     return _PartResult(held, int(finished["other_eval_set_runs"]),
-                       {k: int(v) for k, v in finished["starts"].items()}, [])
+                       {k: int(v) for k, v in finished["starts"].items()}, [],
+                       CoverageTally.from_dict(finished.get("coverage", {})))
 
 
 # --- the driver -------------------------------------------------------------------------------
@@ -522,8 +538,8 @@ def _prepare_run_dir(run_dir: Path, partitions: int | None, default: int, finger
     if count < 1:
         raise ConfigError(f"partitions={count}: expected at least 1")
     run_dir.mkdir(parents=True, exist_ok=True)
-    for old in run_dir.glob("part-*"):
-        old.unlink()
+    for old in [*run_dir.glob("part-*"), run_dir / _COVERAGE_FILE]:
+        old.unlink(missing_ok=True)
     manifest.write_text(json.dumps({"agenteval_ray_job": _MANIFEST_FORMAT, "partitions": count,
                                     "fingerprint": fingerprint}), encoding="utf-8")
     return count
@@ -560,7 +576,7 @@ def _case_partitions(eval_set: EvalSet | None, touched: Mapping[str, Sequence[st
 
 
 def _merge(eval_set: EvalSet | None, parts: Sequence[_PartResult], keep_trajectories: bool | None,
-           config: EvalConfig, source_id: str, started: float) -> EvalReport:
+           config: EvalConfig, source_id: str, started: float, coverage: CoverageTally) -> EvalReport:
     """One report from the partitions', nothing decoded: the eval set's cases in its order, then
     the invocations scored without a case by their root's start time (ties by invocation key);
     whole results past the first ``MAX_KEPT_TRAJECTORIES`` failed ones slimmed, as a local run
@@ -598,6 +614,9 @@ def _merge(eval_set: EvalSet | None, parts: Sequence[_PartResult], keep_trajecto
         tally.merge(part.held.tally, global_place)
     summary = tally.summary()
     summary.other_eval_set_runs = other_eval_set_runs
+    for part in parts:
+        coverage.merge(part.coverage)
+    summary.read_coverage = _read_coverage(coverage)
     if summary.set_aside_runs:
         _log.warning("the traces hold several runs of some cases: scored the latest run of each and set %d "
                      "older run(s) aside (score every run with --all-runs, or runs='all')", summary.set_aside_runs)
@@ -711,6 +730,10 @@ def _run_job(ray: Any, job: _Job, count: int, traces: Any, groups: Sequence[Sequ
     earlier = {part: found for part in range(count) if (found := _finished(job, part)) is not None}
     todo = [part for part in range(count) if part not in earlier]
     scoring = []
+    coverage = CoverageTally()  # of the traces read to route (the partitions count what they read)
+    routed_coverage = Path(job.run_dir) / _COVERAGE_FILE
+    if not todo and routed_coverage.exists():
+        coverage = CoverageTally.from_dict(json.loads(routed_coverage.read_text(encoding="utf-8")))
     if todo:
         def task(fn: Any, returns: int) -> Any:
             return ray.remote(fn).options(num_returns=returns, max_retries=max_retries)
@@ -725,12 +748,18 @@ def _run_job(ray: Any, job: _Job, count: int, traces: Any, groups: Sequence[Sequ
         else:
             routing = _Routing(count)
             if plans:
-                split_plan = task(_plan_split_task, count + 1)
+                split_plan = task(_plan_split_task, count + 2)
                 parts = [split_plan.remote(plan, list(log_paths), readers, routing, index) for plan in plans]
+                read_coverage = ray.get([p[count + 1] for p in parts])
             else:
                 split = task(_split_task, count + 1)
-                parts = [split.remote(routing, index, batch)
-                         for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
+                with counting_coverage() as driver_coverage:  # the driver assembles this source's traces
+                    parts = [split.remote(routing, index, batch)
+                             for batch in _driver_batches(traces.trajectories(readers=readers), DRIVER_BATCH)]
+                read_coverage = [driver_coverage]
+            for found in read_coverage:
+                coverage.merge(found)
+            (Path(job.run_dir) / _COVERAGE_FILE).write_text(json.dumps(coverage.as_dict()), encoding="utf-8")
             if index is not None:
                 touched: _Touched = {}
                 for found in ray.get([p[count] for p in parts]):
@@ -762,7 +791,7 @@ def _run_job(ray: Any, job: _Job, count: int, traces: Any, groups: Sequence[Sequ
         raise RuntimeError(f"{len(failures)} of {len(scoring)} partition(s) failed ({first_line}); the finished "
                            f"ones are kept in {job.run_dir}: run again with resume=True (--resume) to score "
                            "only the rest") from failures[0]
-    report = _merge(job.eval_set, results, job.keep_trajectories, job.config, job.source_id, started)
+    report = _merge(job.eval_set, results, job.keep_trajectories, job.config, job.source_id, started, coverage)
     stage.finish(report)
     stage.force_flush()
     return report

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -254,6 +254,32 @@ class CoverageTally:
         self.unread += coverage.unread
         self.trajectories += coverage.trajectories
         self.warnings.update(w.kind for w in coverage.warnings)
+
+    def merge(self, other: CoverageTally) -> None:
+        """Count what ``other`` counted too (coverage counted in several processes)."""
+        self.traces += other.traces
+        self.spans += other.spans
+        self.read.update(other.read)
+        self.fallback.update(other.fallback)
+        self.unread += other.unread
+        self.trajectories += other.trajectories
+        self.warnings.update(other.warnings)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as JSON-ready data (:meth:`from_dict` reads them back)."""
+        return {"traces": self.traces, "spans": self.spans, "read": dict(self.read), "fallback": dict(self.fallback),
+                "unread": self.unread, "trajectories": self.trajectories, "warnings": dict(self.warnings)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CoverageTally:
+        """The tally :meth:`as_dict` wrote."""
+        tally = cls()
+        tally.traces, tally.spans = int(data.get("traces", 0)), int(data.get("spans", 0))
+        tally.unread, tally.trajectories = int(data.get("unread", 0)), int(data.get("trajectories", 0))
+        tally.read.update(data.get("read", {}))
+        tally.fallback.update(data.get("fallback", {}))
+        tally.warnings.update(data.get("warnings", {}))
+        return tally
 
     def __call__(
         self, ordered: Sequence[_Span], scopes: Sequence[Sequence[_Span]], trajectories: Sequence[Trajectory]

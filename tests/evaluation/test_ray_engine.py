@@ -260,7 +260,8 @@ def test_a_trace_cut_across_partitions_is_read_whole_by_one_of_them(tmp_path: Pa
     groups = _plans_of_files([first, second], 2, 1 << 20)
     plans = _plans(groups, [_scan_task(shard) for group in groups for shard in group])
     read = [plan.trajectories([], None) for plan in plans]
-    assert [len(found) for found in read] == [2, 0]  # the first file's partition takes the cut trace
-    by_trace = {t.trace_id: t for t in read[0]}
+    assert [len(found) for found, _ in read] == [2, 0]  # the first file's partition takes the cut trace
+    assert [coverage.spans for _, coverage in read] == [3, 0]  # and reads its three spans, counted once
+    by_trace = {t.trace_id: t for t in read[0][0]}
     assert [call.name for call in by_trace[cut].tool_calls()] == ["search"]  # its tool span came from the other file
     assert by_trace[whole].tool_calls() == []
