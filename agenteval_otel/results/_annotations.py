@@ -27,16 +27,14 @@ import logging
 import re
 import socket
 import threading
-import time
 import urllib.parse
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agenteval_otel import semconv as attr
 from agenteval_otel.errors import mask_url, redact_secrets
-from agenteval_otel.results._delivery import DeliveryCounters
+from agenteval_otel.results._batching import BatchQueue, DeliveryCounters
 from agenteval_otel.results._export import PACKAGE_VERSION, _evaluated, evaluation_attributes, evaluation_id
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult
 
@@ -202,19 +200,10 @@ class VerdictDelivery:
         self.judge_model = judge_model
         self.timeout = timeout
         self._secrets = tuple(secret for secret in secrets if secret)
-        self._max_queue = max_queue
-        self._batch = batch_size
-        self._delay = delay_s
-        self._queue: deque[Verdict] = deque()
-        self._lock = threading.Condition()
-        self._counts = {"received": 0, "exported": 0, "failed": 0, "dropped": 0}
-        self._sending = 0
-        self._flush_asked = False
-        self._closed = False
         self._shutdown_result: bool | None = None
         self._warned: set[str] = set()
-        self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
-        self._thread.start()
+        self._queue: BatchQueue[Verdict] = BatchQueue(self._deliver, name=type(self).__name__, max_queue=max_queue,
+                                                      batch_size=batch_size, delay_s=delay_s, warn=self._warn_once)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.shown_url!r}, run_id={self.run_id!r})"
@@ -222,8 +211,7 @@ class VerdictDelivery:
     @property
     def counters(self) -> DeliveryCounters:
         """What became of the verdicts submitted so far (a snapshot)."""
-        with self._lock:
-            return DeliveryCounters(**self._counts, queued=len(self._queue) + self._sending)
+        return self._queue.counters
 
     @property
     def exported(self) -> int:
@@ -252,37 +240,7 @@ class VerdictDelivery:
         except Exception:  # noqa: BLE001 - a sink never raises into the run
             _log.warning("%r: could not read the verdicts of %s", self, result.eval_id, exc_info=True)
             return
-        with self._lock:
-            for verdict in verdicts:
-                self._counts["received"] += 1
-                if self._closed or len(self._queue) >= self._max_queue:
-                    self._counts["dropped"] += 1
-                    self._warn_once("closed" if self._closed else "full", (
-                        "the sink has shut down" if self._closed else f"{self._max_queue} verdicts wait already")
-                        + "; a verdict was dropped (further drops are counted, not logged)")
-                    continue
-                self._queue.append(verdict)
-            if len(self._queue) >= self._batch:
-                self._lock.notify_all()
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if len(self._queue) < self._batch and not self._closed and not self._flush_asked:
-                    self._lock.wait(self._delay)
-                if not self._queue:
-                    self._flush_asked = False
-                    if self._closed:
-                        return
-                    continue
-                batch = [self._queue.popleft() for _ in range(min(self._batch, len(self._queue)))]
-                self._sending = len(batch)
-            exported = self._deliver(batch)
-            with self._lock:
-                self._counts["exported"] += exported
-                self._counts["failed"] += len(batch) - exported
-                self._sending = 0
-                self._lock.notify_all()
+        self._queue.put(verdicts)
 
     def _deliver(self, batch: list[Verdict]) -> int:
         """How many verdicts of ``batch`` the backend took; never raises."""
@@ -330,33 +288,13 @@ class VerdictDelivery:
     def force_flush(self, timeout: float | None = None) -> bool:
         """Send everything queued within ``timeout`` seconds; whether it was sent and nothing
         submitted so far failed or was dropped."""
-        deadline = time.monotonic() + (DEFAULT_TIMEOUT_S if timeout is None else timeout)
-        with self._lock:
-            self._flush_asked = True
-            self._lock.notify_all()
-            while self._queue or self._sending:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._lock.wait(min(remaining, self._delay))
-                self._lock.notify_all()
-            return self._counts["failed"] == 0 and self._counts["dropped"] == 0
+        flushed = self._queue.flush(DEFAULT_TIMEOUT_S if timeout is None else timeout)
+        return flushed and not self._queue.counters.lost
 
     def shutdown(self, timeout: float | None = None) -> bool:
         """Flush within ``timeout`` seconds, count what is left as dropped and stop; later
         submissions are dropped. Idempotent; whether every verdict was exported."""
-        with self._lock:
-            if self._shutdown_result is not None:
-                return self._shutdown_result
-        deadline = time.monotonic() + (DEFAULT_TIMEOUT_S if timeout is None else timeout)
-        self.force_flush(max(0.0, deadline - time.monotonic()))
-        with self._lock:
-            self._closed = True
-            self._counts["dropped"] += len(self._queue)
-            self._queue.clear()
-            self._lock.notify_all()
-        self._thread.join(max(0.0, deadline - time.monotonic()))
-        with self._lock:
-            self._shutdown_result = (self._counts["failed"] == 0 and self._counts["dropped"] == 0
-                                     and not self._sending)
-            return self._shutdown_result
+        if self._shutdown_result is None:
+            finished = self._queue.close(DEFAULT_TIMEOUT_S if timeout is None else timeout)
+            self._shutdown_result = finished and not self._queue.counters.lost
+        return self._shutdown_result

@@ -23,11 +23,7 @@ from __future__ import annotations
 
 import copy
 import logging
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from opentelemetry.context import Context
 from opentelemetry.sdk._logs import LogRecordProcessor, ReadableLogRecord, ReadWriteLogRecord
@@ -35,6 +31,8 @@ from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportRes
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from agenteval_otel.results._batching import BatchQueue, DeliveryCounters
 
 __all__ = ["DeliveryCounters", "DeliveryProcessor"]
 
@@ -48,23 +46,6 @@ _Item = ReadableSpan | ReadableLogRecord
 _SUCCESS = (SpanExportResult.SUCCESS, LogRecordExportResult.SUCCESS)
 
 
-@dataclass(frozen=True, slots=True)
-class DeliveryCounters:
-    """What became of the spans or log records a ``DeliveryProcessor`` was given (``received`` is
-    the sum)."""
-
-    received: int = 0
-    exported: int = 0
-    failed: int = 0
-    dropped: int = 0
-    queued: int = 0
-
-    @property
-    def lost(self) -> int:
-        """Items that will never reach the target: failed or dropped."""
-        return self.failed + self.dropped
-
-
 class DeliveryProcessor(SpanProcessor, LogRecordProcessor):
     """Exports ended spans (as a tracer provider's span processor, with a ``SpanExporter``) or
     emitted log records (as a logger provider's log record processor, with a
@@ -74,130 +55,64 @@ class DeliveryProcessor(SpanProcessor, LogRecordProcessor):
 
     def __init__(self, exporter: SpanExporter | LogRecordExporter, *, on_exported: ExportedCallback | None = None,
                  max_queue: int = 8192, batch_size: int = 512, delay_s: float = 0.5) -> None:
-        if max_queue < 1 or batch_size < 1 or delay_s <= 0:
-            raise ValueError("max_queue and batch_size must be at least 1, delay_s positive")
         self._exporter = exporter
         self._on_exported = on_exported
-        self._max_queue = max_queue
-        self._batch = batch_size
-        self._delay = delay_s
-        self._queue: deque[_Item] = deque()
-        self._lock = threading.Condition()
-        self._counts = {"received": 0, "exported": 0, "failed": 0, "dropped": 0}
-        self._exporting = 0
-        self._flush_asked = False
-        self._closed = False
-        self._warned: set[str] = set()
-        self._thread = threading.Thread(target=self._run, name="DeliveryProcessor", daemon=True)
-        self._thread.start()
+        self._failed_once = False
+        self._queue: BatchQueue[_Item] = BatchQueue(self._export, name="DeliveryProcessor", max_queue=max_queue,
+                                                    batch_size=batch_size, delay_s=delay_s)
 
     @property
     def counters(self) -> DeliveryCounters:
         """A snapshot of the counters."""
-        with self._lock:
-            return DeliveryCounters(**self._counts, queued=len(self._queue) + self._exporting)
+        return self._queue.counters
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         """Nothing to do when a span starts."""
 
     def on_end(self, span: ReadableSpan) -> None:
         """Queue ``span``; past the bound, or after shutdown, drop and count it."""
-        self._take(span)
+        self._queue.put((span,))
 
     def on_emit(self, log_record: ReadWriteLogRecord) -> None:
         """Queue a read-only copy of ``log_record`` (without its context, as the SDK's batch
         processor does); past the bound, or after shutdown, drop and count it."""
         record = copy.copy(log_record.log_record)
         record.context = Context()
-        self._take(ReadableLogRecord(
+        self._queue.put((ReadableLogRecord(
             log_record=record, resource=log_record.resource if log_record.resource is not None else Resource.create({}),
-            instrumentation_scope=log_record.instrumentation_scope, limits=log_record.limits))
+            instrumentation_scope=log_record.instrumentation_scope, limits=log_record.limits),))
 
-    def _take(self, item: _Item) -> None:
-        with self._lock:
-            self._counts["received"] += 1
-            if self._closed or len(self._queue) >= self._max_queue:
-                self._counts["dropped"] += 1
-                kind = "closed" if self._closed else "full"
-                self._warn_once(kind, "a verdict was dropped: " + (
-                    "the export has shut down" if self._closed else f"{self._max_queue} wait to be exported")
-                    + " (further drops are counted, not logged)")
-                return
-            self._queue.append(item)
-            if len(self._queue) >= self._batch:
-                self._lock.notify_all()
-
-    def _run(self) -> None:
-        while True:
-            with self._lock:
-                if len(self._queue) < self._batch and not self._closed and not self._flush_asked:
-                    self._lock.wait(self._delay)
-                if not self._queue:
-                    self._flush_asked = False
-                    if self._closed:
-                        return
-                    continue
-                batch = [self._queue.popleft() for _ in range(min(self._batch, len(self._queue)))]
-                self._exporting = len(batch)
-            self._export(batch)
-            with self._lock:
-                self._exporting = 0
-                self._lock.notify_all()
-
-    def _export(self, batch: Sequence[_Item]) -> None:
+    def _export(self, batch: list[_Item]) -> int:
+        """Export ``batch``; how many items went (all or none)."""
         try:
             ok = self._exporter.export(batch) in _SUCCESS  # type: ignore[arg-type]  # one kind per exporter
         except Exception:  # noqa: BLE001 - an exporter's failure is counted, never raised
             logger.debug("DeliveryProcessor: the exporter raised", exc_info=True)
             ok = False
-        with self._lock:
-            self._counts["exported" if ok else "failed"] += len(batch)
-            first_failure = not ok and "failed" not in self._warned
-            if first_failure:
-                self._warned.add("failed")
-        if first_failure:  # the exporter warns about its endpoint; the count is in ``counters``
-            logger.info("%d verdict(s) could not be exported (further failures are counted, not logged)",
-                        len(batch))
-        if ok and self._on_exported is not None:
+        if not ok:
+            if not self._failed_once:  # the exporter warns about its endpoint; the count is in ``counters``
+                self._failed_once = True
+                logger.info("%d verdict(s) could not be exported (further failures are counted, not logged)",
+                            len(batch))
+            return 0
+        if self._on_exported is not None:
             traces = {format(trace_id, "032x") for trace_id in map(_trace_id, batch) if trace_id}
             try:
                 self._on_exported(traces)
             except Exception:  # noqa: BLE001 - the callback's failure must not stop the export
                 logger.warning("DeliveryProcessor: the on_exported callback raised", exc_info=True)
-
-    def _warn_once(self, kind: str, message: str) -> None:
-        if kind not in self._warned:
-            self._warned.add(kind)
-            logger.warning(message)
+        return len(batch)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Export everything queued within ``timeout_millis``; whether that happened."""
-        deadline = time.monotonic() + timeout_millis / 1000
-        with self._lock:
-            self._flush_asked = True
-            self._lock.notify_all()
-            while self._queue or self._exporting:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._lock.wait(min(remaining, self._delay))
-                self._lock.notify_all()
-            return True
+        return self._queue.flush(timeout_millis / 1000)
 
     def shutdown(self, timeout_millis: int = 30000) -> None:
         """Flush within the deadline, count what is left as dropped, shut the exporter down.
         Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-        deadline = time.monotonic() + timeout_millis / 1000
-        self.force_flush(timeout_millis)
-        with self._lock:
-            self._closed = True
-            self._counts["dropped"] += len(self._queue)
-            self._queue.clear()
-            self._lock.notify_all()
-        self._thread.join(max(0.0, deadline - time.monotonic()))
+        if self._queue.closed:
+            return
+        self._queue.close(timeout_millis / 1000)
         try:
             self._exporter.shutdown()
         except Exception:  # noqa: BLE001 - shutting down never raises

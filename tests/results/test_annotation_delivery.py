@@ -121,7 +121,7 @@ def test_the_queue_is_bounded_and_overflow_is_dropped_counted_and_warned_once(ca
         sink = PhoenixAnnotations(url, api_key="", max_queue=2, batch_size=1, timeout=30)
         sink.submit(_result())
         deadline = time.monotonic() + 5
-        while sink._queue:  # the thread took the first verdict and waits on it
+        while sink._queue.waiting:  # the thread took the first verdict and waits on it
             assert time.monotonic() < deadline
             time.sleep(0.01)
         with caplog.at_level(logging.WARNING, logger="agenteval_otel"):
