@@ -43,6 +43,8 @@ __all__ = [
     "validate_file_data",
     "validation_message",
     "write_json",
+    # YAML files
+    "read_yaml",
     # users' Python files
     "import_file",
     "load_object",
@@ -88,6 +90,33 @@ def _read_json_checked(file: Path, error: type[AgentEvalError]) -> Any:
             f"{file}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})\n"
             f"{_pointed_at(text, exc.lineno, exc.colno)}"
         ) from None
+    except RecursionError:
+        raise error(_too_deep(file)) from None
+    check_depth(data, file, error)
+    return data
+
+
+def read_yaml(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError, *, hint: str = "") -> Any:
+    """The YAML document in ``path`` (safe loading: data, never objects), or ``error`` naming the
+    file and, for a syntax error, the line and column. PyYAML is optional: without it, ``error``
+    says so (``hint``: what else the user can do, e.g. write JSON)."""
+    try:
+        import yaml
+    except ImportError:
+        raise error(f"{path}: reading YAML needs PyYAML (pip install pyyaml){hint}") from None
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{file}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{file}: is a directory; expected a YAML file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{file}: cannot be read ({exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise error(f"{file}: {where}invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
     except RecursionError:
         raise error(_too_deep(file)) from None
     check_depth(data, file, error)

@@ -27,7 +27,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evaluation import load_agent
-from agenteval_otel.loading import import_file, validation_message
+from agenteval_otel.loading import import_file, read_yaml, validation_message
 
 __all__ = ["AgentRunner", "AgentSpec", "AsyncAgentRunner", "RequirementsReport", "check_requirements",
            "load_runner"]
@@ -139,21 +139,8 @@ class AgentSpec(BaseModel):
     @classmethod
     def load(cls, path: str | Path) -> AgentSpec:
         """The spec in the YAML file ``path``; bad YAML or fields raise :class:`ConfigError`."""
-        try:
-            import yaml
-        except ImportError:
-            raise ConfigError(f"{path}: reading an agent's YAML spec needs PyYAML: {_INSTALL_HINT}") from None
         file = Path(path)
-        try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{file}: no such agent spec") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{file}: cannot be read ({exc})") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-            raise ConfigError(f"{file}: {where}invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        data = read_yaml(file, ConfigError, hint=f" or {_INSTALL_HINT}")
         if not isinstance(data, dict):
             raise ConfigError(f"{file}: expected a mapping with module, className and requirementsPath")
         try:

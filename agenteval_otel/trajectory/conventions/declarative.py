@@ -46,7 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agenteval_otel.errors import ConfigError
-from agenteval_otel.loading import check_depth, read_json, validation_message
+from agenteval_otel.loading import read_json, read_yaml, validation_message
 from agenteval_otel.trajectory.conventions.genai_messages import parse_messages
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, SpanReading, SpanRole
 from agenteval_otel.trajectory.conventions.values import decode_json, decode_result
@@ -281,22 +281,4 @@ def load_readers(*paths: str | Path) -> tuple[DeclarativeReader, ...]:
 
 
 def _read_yaml(file: Path) -> Any:
-    try:
-        import yaml
-    except ImportError:
-        raise ConfigError(f"{file}: reading YAML needs PyYAML (pip install pyyaml), or write the mapping as JSON") \
-            from None
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{file}: is a directory; expected a YAML file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{file}: cannot be read ({exc})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise ConfigError(f"{file}: {where}invalid YAML ({getattr(exc, 'problem', None) or exc})") from None
-    check_depth(data, file, ConfigError)
-    return data
+    return read_yaml(file, ConfigError, hint=", or write the mapping as JSON")
