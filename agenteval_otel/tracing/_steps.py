@@ -340,15 +340,12 @@ class AgentStep(Step):
         args: tuple[Any, ...],
         kwargs: Mapping[str, Any],
     ) -> otel_context.Context:
-        context = parent
-        conversation = parent.get(CONVERSATION_KEY)
+        context = parent  # the context's conversation is in ``pending`` already (``begin``)
         if self.conversation_id_arg is not None:
             given = self.binder.value(self.conversation_id_arg, args, kwargs)
             if given is not None:
-                conversation = str(given)
+                pending[attr.GEN_AI_CONVERSATION_ID] = conversation = str(given)
                 context = _set_value(CONVERSATION_KEY, conversation, parent)
-        if conversation is not None:
-            pending[attr.GEN_AI_CONVERSATION_ID] = conversation
         value: Any = _ABSENT
         claim: Any = parent.get(AGENT_CLAIM_KEY)
         if claim is not None:  # a caller's turn: this step is its root, kept open for it
