@@ -1,6 +1,8 @@
 """What every corpus generator shares: the SDK spans kept and written as OTLP/JSON through the
-SDK's own OTLP encoder, and the weather agent's two tools, which record the ground truth (the
-calls as the Python functions received them, their results or errors) outside the trace.
+SDK's own OTLP encoder, and the tools of the scripted agents (the weather agent's two, the travel
+agent's three), which record the ground truth (the calls as the Python functions received them,
+their results or errors) outside the trace. ``TRAVEL_TOOLS`` declares the travel tools to a
+Chat Completions request, for generators that call the model themselves.
 
 Generators import it from their parent folder, beside ``scripted_openai.py``; it needs only
 ``opentelemetry-sdk``, ``opentelemetry-exporter-otlp-proto-common`` and ``protobuf``.
@@ -19,7 +21,7 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from scripted_openai import WEATHER
+from scripted_openai import AIRPORTS, WEATHER, booking, flights
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
@@ -67,6 +69,11 @@ class OtlpJsonCollector(SpanExporter):
     def shutdown(self) -> None:
         pass
 
+    def __len__(self) -> int:
+        """How many spans are kept (for producers that end their spans on a thread of their own)."""
+        with self._lock:
+            return len(self._spans)
+
     def take(self) -> list[ReadableSpan]:
         """The spans kept so far, forgotten here."""
         with self._lock:
@@ -83,6 +90,22 @@ def weather(city: str) -> dict[str, Any]:
     if city not in WEATHER:
         raise ValueError(f"unknown city: {city}")
     return {"city": city, "temp_c": WEATHER[city]}
+
+
+def _function(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": {
+        "type": "object", "properties": properties, "required": list(properties)}}}
+
+
+TRAVEL_TOOLS = [
+    _function("search_flights", "Search the flights of a route on some dates.", {
+        "route": {"type": "object", "description": "Where from and where to, by city.",
+                  "properties": {"from": {"type": "string"}, "to": {"type": "string"}}, "required": ["from", "to"]},
+        "dates": {"type": "array", "items": {"type": "string"}, "description": "Dates, YYYY-MM-DD."}}),
+    _function("list_airports", "List the airports the agency serves.", {}),
+    _function("book", "Book a flight by its id; returns the confirmation.", {"flight_id": {"type": "string"}}),
+]
+"""The travel agent's tools as Chat Completions ``tools``."""
 
 
 class ToolLog:
@@ -111,6 +134,15 @@ class ToolLog:
     def celsius_to_fahrenheit(self, celsius: float) -> float:
         return self.record("celsius_to_fahrenheit", {"celsius": celsius},
                            lambda: round(celsius * 9 / 5 + 32, 1))
+
+    def search_flights(self, route: dict[str, Any], dates: list[str]) -> list[dict[str, Any]]:
+        return self.record("search_flights", {"route": route, "dates": dates}, lambda: flights(route, dates))
+
+    def list_airports(self) -> list[dict[str, Any]]:
+        return self.record("list_airports", {}, lambda: [dict(a) for a in AIRPORTS])
+
+    def book(self, flight_id: str) -> str:
+        return self.record("book", {"flight_id": flight_id}, lambda: booking(flight_id))
 
     def take(self) -> list[dict[str, Any]]:
         """The calls recorded so far, forgotten here."""

@@ -14,6 +14,12 @@ API (plain and streamed), no key, no network. The weather agent it plays has two
   "I could not get the weather for Atlantis."
 - anything else: a greeting, no tool.
 
+A second scenario, a travel-booking agent (``serve("travel")``, see :func:`travel_script` and
+``TRAVEL_RUNS``), has three tools: ``search_flights(route, dates)`` (a nested object and a list),
+``list_airports()`` (no arguments) and ``book(flight_id)`` (returns a plain string, fails for an
+unknown flight); its texts and arguments hold non-ASCII city names, and tool arguments are sent as
+UTF-8, not ``\\u`` escapes, as OpenAI does.
+
 When the request offers a tool named ``final_answer`` (smolagents), the answer is given by
 calling it instead of as text. Frameworks that replay earlier tool rounds as plain text (smolagents
 sends a past call as an assistant message "Calling tools:\n[...]" and its result as a *user*
@@ -25,8 +31,8 @@ for text fields rather than API tool calls, is answered in its ChatAdapter forma
 tool call per step (see :func:`_dspy_reply`).
 
 A streamed answer sends the role and text in a first chunk and then each tool call in a chunk of
-its own, as OpenAI does. Run ``python scripted_openai.py`` to serve on a free port (printed
-as ``PORT <n>``), or use :func:`serve` in a ``with`` block.
+its own, as OpenAI does. Run ``python scripted_openai.py [port] [scenario]`` to serve on a free
+port (printed as ``PORT <n>``), or use :func:`serve` in a ``with`` block.
 """
 
 from __future__ import annotations
@@ -37,12 +43,28 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 WEATHER = {"Paris": 18.0, "London": 11.0, "Tokyo": 24.0, "Berlin": 15.0}
+ROUTE = {"from": "Zürich", "to": "São Paulo"}
+DATES = ["2026-12-01", "2026-12-03"]
+FLIGHTS = {"LX92": {"flight_id": "LX92", **ROUTE, "date": "2026-12-01", "price_eur": 890},
+           "LX94": {"flight_id": "LX94", **ROUTE, "date": "2026-12-03", "price_eur": 910}}
+AIRPORTS = [{"code": "ZRH", "city": "Zürich"}, {"code": "GRU", "city": "São Paulo"},
+            {"code": "GVA", "city": "Genève"}]
+TRAVEL_RUNS = {
+    "run1_sequential": ["Find a flight from Zürich to São Paulo on 2026-12-01 or 2026-12-03 and book the cheaper one."],
+    "run2_parallel": ["Which airports do you know, and which flights go from Zürich to São Paulo on 2026-12-01 or "
+                      "2026-12-03?"],
+    "run3_multi_turn": ["Which flights go from Zürich to São Paulo on 2026-12-01 or 2026-12-03?",
+                        "Book the one on 2026-12-03, please."],
+    "run4_failing_tool": ["Book flight LX99 from Zürich to São Paulo on 2026-12-01."],
+}
+"""The travel scenario's runs: the user turns of each, in order (generators name their files after the keys)."""
+Script = Callable[[str, int], tuple[list[tuple[str, dict[str, Any]]], "str | None"]]
 _ids = itertools.count(1)
 _lock = threading.Lock()
 
@@ -62,7 +84,7 @@ def _text(content: Any) -> str:
 
 def _call(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"id": _next_id("call"), "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)}}
+            "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)}}
 
 
 def _cities(text: str) -> list[str]:
@@ -131,6 +153,60 @@ def script(question: str, rounds: int) -> tuple[list[tuple[str, dict[str, Any]]]
     return [], ", ".join(f"{city}: {WEATHER[city]} C" for city in cities) + "."
 
 
+def booking(flight_id: str) -> str:
+    """What ``book`` returns: a confirmation sentence; an unknown flight fails."""
+    if flight_id not in FLIGHTS:
+        raise ValueError(f"unknown flight: {flight_id}")
+    flight = FLIGHTS[flight_id]
+    return f"Booked {flight_id} {flight['from']} → {flight['to']} on {flight['date']}, confirmation ZRH-GRU-{flight_id}."
+
+
+def flights(route: dict[str, Any], dates: list[str]) -> list[dict[str, Any]]:
+    """What ``search_flights`` returns: the flights of the route on those dates."""
+    return [f for f in FLIGHTS.values() if f["from"] == route.get("from") and f["to"] == route.get("to")
+            and f["date"] in dates]
+
+
+def _offer(found: list[dict[str, Any]]) -> str:
+    return " and ".join(f"{f['flight_id']} on {f['date']} ({f['price_eur']} EUR)" for f in found)
+
+
+def travel_script(question: str, rounds: int) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+    """The travel agent's script (the prompts of ``TRAVEL_RUNS``), as :func:`script` for the weather one.
+
+    - book the cheaper one: search_flights(ROUTE, DATES), then book("LX92"), then the booking;
+    - airports and flights: list_airports() and search_flights(ROUTE, DATES) at once, then both;
+    - which flights go: search_flights(ROUTE, DATES), then the offer and a question back;
+      "Book the one on 2026-12-03": book("LX94"), then the booking;
+    - book LX99: book("LX99") fails, then search_flights(ROUTE, ["2026-12-01"]), then
+      book("LX92"), then the booking and why;
+    - anything else: a greeting, no tool.
+    """
+    search = ("search_flights", {"route": dict(ROUTE), "dates": list(DATES)})
+    if "LX99" in question:
+        steps = [[("book", {"flight_id": "LX99"})],
+                 [("search_flights", {"route": dict(ROUTE), "dates": ["2026-12-01"]})],
+                 [("book", {"flight_id": "LX92"})]]
+        answer = f"There is no flight LX99, so I booked LX92 instead: {booking('LX92')}"
+    elif "book the cheaper" in question:
+        steps, answer = [[search], [("book", {"flight_id": "LX92"})]], f"Done. {booking('LX92')}"
+    elif "airports" in question:
+        airports = ", ".join(f"{a['city']} ({a['code']})" for a in AIRPORTS)
+        steps = [[("list_airports", {}), search]]
+        answer = f"Airports: {airports}. Flights from Zürich to São Paulo: {_offer(flights(ROUTE, DATES))}."
+    elif "Which flights go" in question:
+        steps = [[search]]
+        answer = f"From Zürich to São Paulo: {_offer(flights(ROUTE, DATES))}. Which one shall I book?"
+    elif "Book the one on 2026-12-03" in question:
+        steps, answer = [[("book", {"flight_id": "LX94"})]], f"Done. {booking('LX94')}"
+    else:
+        return [], "Hello! I can search and book flights for you."
+    return (steps[rounds], None) if rounds < len(steps) else ([], answer)
+
+
+SCRIPTS: dict[str, Script] = {"weather": script, "travel": travel_script}
+"""The scenarios the server can play, by name."""
+
 _DSPY_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n?(.*?)(?=\[\[ ## \w+ ## \]\]|\Z)", re.DOTALL)
 
 
@@ -138,7 +214,7 @@ def _dspy_fields(text: str) -> dict[str, str]:
     return {name: value.strip() for name, value in _DSPY_FIELD.findall(text)}
 
 
-def _dspy_reply(messages: list[dict[str, Any]]) -> str | None:
+def _dspy_reply(messages: list[dict[str, Any]], play: Script = script) -> str | None:
     """The answer to a DSPy ``ReAct`` request (ChatAdapter text fields), or None for any other request.
 
     DSPy's ReAct does not use the API's tools: its system message asks for the output fields
@@ -156,7 +232,7 @@ def _dspy_reply(messages: list[dict[str, Any]]) -> str | None:
     steps: list[tuple[str, dict[str, Any]]] = []
     answer: str | None = None
     for rounds in range(10):
-        calls, answer = script(question, rounds)
+        calls, answer = play(question, rounds)
         if answer is not None:
             break
         steps += calls
@@ -170,13 +246,14 @@ def _dspy_reply(messages: list[dict[str, Any]]) -> str | None:
             "[[ ## completed ## ]]")
 
 
-def decide(messages: list[dict[str, Any]], tool_names: set[str]) -> dict[str, Any]:
-    """The assistant message the script answers ``messages`` with."""
-    dspy_text = _dspy_reply(messages)
+def decide(messages: list[dict[str, Any]], tool_names: set[str], scenario: str = "weather") -> dict[str, Any]:
+    """The assistant message the script of ``scenario`` (a key of ``SCRIPTS``) answers ``messages`` with."""
+    play = SCRIPTS[scenario]
+    dspy_text = _dspy_reply(messages, play)
     if dspy_text is not None:
         return {"role": "assistant", "content": dspy_text}
     question, rounds = _question_and_rounds(messages)
-    specs, answer = script(question, rounds)
+    specs, answer = play(question, rounds)
     calls = [_call(name, args) for name, args in specs]
     if answer is not None and "final_answer" in tool_names:
         calls, answer = [_call("final_answer", {"answer": answer})], None
@@ -188,6 +265,7 @@ def decide(messages: list[dict[str, Any]], tool_names: set[str]) -> dict[str, An
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    scenario = "weather"
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -213,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
         tools = {t.get("function", {}).get("name") for t in request.get("tools") or [] if isinstance(t, dict)}
-        message = decide(request.get("messages") or [], tools)
+        message = decide(request.get("messages") or [], tools, self.scenario)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
         completion_id, created, model = _next_id("chatcmpl"), int(time.time()), request.get("model") or "gpt-4o-mini"
@@ -242,10 +320,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+def _handler(scenario: str) -> type[_Handler]:
+    if scenario not in SCRIPTS:
+        raise ValueError(f"scenario {scenario!r}: expected one of {', '.join(SCRIPTS)}")
+    return type(f"_{scenario.title()}Handler", (_Handler,), {"scenario": scenario})
+
+
 @contextmanager
-def serve() -> Iterator[str]:
-    """Serve on a free port of 127.0.0.1 for the block; yields the base URL (``.../v1``)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+def serve(scenario: str = "weather") -> Iterator[str]:
+    """Serve ``scenario`` (a key of ``SCRIPTS``) on a free port of 127.0.0.1 for the block; yields
+    the base URL (``.../v1``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(scenario))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -256,6 +341,7 @@ def serve() -> Iterator[str]:
 
 
 if __name__ == "__main__":
-    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1]) if len(sys.argv) > 1 else 0), _Handler)
+    port, scenario = (int(sys.argv[1]) if len(sys.argv) > 1 else 0), (sys.argv[2] if len(sys.argv) > 2 else "weather")
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(scenario))
     print(f"PORT {server.server_address[1]}", flush=True)
     server.serve_forever()
