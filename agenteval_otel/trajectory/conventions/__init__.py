@@ -7,8 +7,9 @@ None``, tried in order:
 4. ``read_openinference`` — OpenInference;
 5. ``read_openllmetry`` — OpenLLMetry / Traceloop;
 6. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
-7. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
-8. ``read_span_name`` — span-name fallbacks.
+7. ``read_mastra`` — Mastra's AI tracing through ``@mastra/otel-exporter`` (``mastra.*``);
+8. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
+9. ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -50,6 +51,7 @@ from agenteval_otel.trajectory.conventions import (
     genai,
     haystack,
     langgraph,
+    mastra,
     openinference,
     openllmetry,
     ours,
@@ -60,6 +62,7 @@ from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
+from agenteval_otel.trajectory.conventions.mastra import read_mastra
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
@@ -104,6 +107,7 @@ READERS: tuple[Reader, ...] = (
     read_openinference,
     read_openllmetry,
     read_adk,
+    read_mastra,
     read_haystack,
     read_span_name,
 )
@@ -116,6 +120,7 @@ MARKERS: dict[Reader, Markers] = {
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
     read_adk: adk.MARKERS,
+    read_mastra: mastra.MARKERS,
     read_haystack: haystack.MARKERS,
 }
 """Our readers' markers; a reader not in here is given every span."""
