@@ -20,7 +20,6 @@
 
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -37,7 +36,6 @@ import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { z } from "zod";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
 const version = (name) => JSON.parse(readFileSync(join(HERE, "node_modules", name, "package.json"), "utf8")).version;
 const PRODUCER = `@mastra/core==${version("@mastra/core")} + @mastra/otel-exporter==${version("@mastra/otel-exporter")}`
   + ` + @mastra/observability==${version("@mastra/observability")} + @ai-sdk/openai==${version("@ai-sdk/openai")}`;
