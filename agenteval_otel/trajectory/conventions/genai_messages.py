@@ -3,7 +3,8 @@
 A message is ``{"role": ..., "parts": [...]}`` with parts of type ``text`` (``content``),
 ``tool_call`` (``id``, ``name``, ``arguments``) and ``tool_call_response`` (``id``,
 ``response``). Producers also write ``result`` for ``response``, arguments as a JSON string, the
-older OpenAI-style ``{"role", "content", "tool_calls"}`` messages, and content as Bedrock Converse
+older OpenAI-style ``{"role", "content", "tool_calls" | "function_call"}`` messages (LangChain's
+dicts name a call's arguments ``args``), and content as Bedrock Converse
 blocks (``text``, ``toolUse``, ``toolResult``; Strands Agents records these); all are read.
 
 >>> messages = parse_messages('[{"role": "assistant", "parts": [{"type": "tool_call", '
@@ -116,7 +117,11 @@ def _from_openai(message: Mapping[str, Any], role: str) -> ChatMessage:
     for call in message.get("tool_calls") or ():
         if isinstance(call, dict):
             function = call["function"] if isinstance(call.get("function"), dict) else call
-            calls.append(requested_call(function.get("name"), function.get("arguments"), call.get("id")))
+            arguments = function["arguments"] if "arguments" in function else function.get("args")  # LangChain: args
+            calls.append(requested_call(function.get("name"), arguments, call.get("id")))
+    if isinstance(message.get("function_call"), dict):  # OpenAI's legacy single call
+        function = message["function_call"]
+        calls.append(requested_call(function.get("name"), function.get("arguments"), None))
     responses: tuple[ToolResponse, ...] = ()
     text = message_text(message.get("content"))
     if role == "tool" and message.get("tool_call_id"):

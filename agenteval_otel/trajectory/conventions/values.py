@@ -172,13 +172,16 @@ def flattened_list(attributes: Mapping[str, Any], prefix: str) -> list[dict[str,
 
 def tool_message(value: Any) -> tuple[Any, str | None, str | None] | None:
     """``(content, tool_call_id, status)`` when ``value`` is a dumped LangChain ``ToolMessage``
-    (``{"type": "tool", "data": {...}}`` or its ``lc`` serialisation); ``None`` otherwise."""
+    (``{"type": "tool", "data": {...}}``, its ``lc`` serialisation, or its fields as pydantic dumps
+    them, ``{"type": "tool", "content", "tool_call_id", "status", ...}``); ``None`` otherwise."""
     decoded = decode_json(value)
     if not isinstance(decoded, dict):
         return None
     body: Any = None
     if decoded.get("type") == "tool" and isinstance(decoded.get("data"), dict):
         body = decoded["data"]
+    elif decoded.get("type") == "tool" and "tool_call_id" in decoded and "content" in decoded:
+        body = decoded
     elif isinstance(decoded.get("id"), list) and decoded["id"][-1:] == ["ToolMessage"]:
         body = decoded.get("kwargs")
     if not isinstance(body, dict):
