@@ -86,6 +86,14 @@ def test_a_responses_api_text_reply() -> None:
     assert [(m.role, m.text) for m in reading.output_messages] == [("assistant", "Done.")]
 
 
+def test_an_observed_generation_function() -> None:
+    by_name = _model("Hi!", input={"args": [], "kwargs": {"messages": [{"role": "user", "content": "Hello"}],
+                                                         "model": "m"}})
+    by_position = _model("Hi!", input={"args": [[{"role": "user", "content": "Hello"}]], "kwargs": {}})
+    for reading in (by_name, by_position):
+        assert [(m.role, m.text) for m in reading.input_messages] == [("user", "Hello")]
+
+
 def test_usage_of_every_key_set_and_a_failed_generation() -> None:
     span = _span("gen", "generation", output="x", usage_details={"input_tokens": 7, "output_tokens": 3},
                  level="ERROR", status_message="rate limited")

@@ -138,14 +138,14 @@ def _is_definition(item: dict[str, Any]) -> bool:
 def _messages(value: Any, role: str) -> tuple[tuple[ChatMessage, ...], tuple[ToolDefinition, ...]]:
     """The messages of a generation's input or output (``role``: the role of bare text), and the
     tool definitions found among them."""
-    decoded = decode_json(value)
+    decoded = _payload(value)  # the arguments of an @observe(as_type="generation") function
     definitions: tuple[ToolDefinition, ...] = ()
     if isinstance(decoded, dict) and not ("role" in decoded or decoded.get("type") in _RESPONSE_ITEMS):
         definitions = tool_definitions(decoded.get("tools")) or tool_definitions(decoded.get("functions"))
-        if "messages" in decoded or "input" in decoded:
-            decoded = decoded.get("messages", decoded.get("input"))
-        if isinstance(decoded, dict) and decoded.get("kwargs"):  # an @observe(as_type="generation") function
-            decoded = decoded["kwargs"].get("messages", decoded["kwargs"].get("prompt"))
+        for key in ("messages", "input", "prompt"):
+            if key in decoded:
+                decoded = decoded[key]
+                break
     if isinstance(decoded, str):
         return (ChatMessage(role, decoded),), definitions
     items = decoded if isinstance(decoded, list) else [decoded]
