@@ -94,6 +94,13 @@ def test_an_observed_generation_function() -> None:
         assert [(m.role, m.text) for m in reading.input_messages] == [("user", "Hello")]
 
 
+def test_early_langchain_handlers_keep_the_calls_in_additional_kwargs() -> None:
+    reading = _model({"role": "assistant", "content": "", "additional_kwargs": {"tool_calls": [
+        {"id": "call_5", "type": "function", "function": {"name": "book", "arguments": '{"flight_id": "LX92"}'}}]}})
+    assert [(c.name, c.args, c.call_id) for c in reading.requested_tool_calls] == [
+        ("book", {"flight_id": "LX92"}, "call_5")]
+
+
 def test_usage_of_every_key_set_and_a_failed_generation() -> None:
     span = _span("gen", "generation", output="x", usage_details={"input_tokens": 7, "output_tokens": 3},
                  level="ERROR", status_message="rate limited")

@@ -18,8 +18,8 @@ What the producers write there:
   ``function_call`` / ``function_call_output``), and its output as the reply message (a list of
   them for several choices, the text alone when a streamed reply has no tool call);
 - the LangChain ``CallbackHandler`` records chat messages as ``{"role", "content", "tool_calls":
-  [{"name", "args", "id"}]}`` (the tools offered as extra ``tool`` messages holding their
-  definitions), a tool's input as its arguments and its output as the dumped ``ToolMessage``
+  [{"name", "args", "id"}]}`` (before 3.4: the calls only in OpenAI's shape under
+  ``additional_kwargs``; the tools offered as extra ``tool`` messages holding their definitions), a tool's input as its arguments and its output as the dumped ``ToolMessage``
   (``tool_call_id`` also in the metadata), and LangGraph's ``langgraph_node`` in the metadata of
   every run inside a node.
 
@@ -123,6 +123,9 @@ def _item(item: dict[str, Any], role: str) -> tuple[ChatMessage, ...]:
         call_id = item.get("call_id")
         response = ToolResponse(None if call_id is None else str(call_id), decode_result(item.get("output")))
         return (ChatMessage("tool", None, (), (response,)),)
+    extra = item.get("additional_kwargs")
+    if "tool_calls" not in item and isinstance(extra, dict) and extra.get("tool_calls"):
+        item = {**item, "tool_calls": extra["tool_calls"]}  # the handler before 3.4 kept only these
     return tuple(
         message if message.role != "unknown" else ChatMessage(role, message.text, message.tool_calls,
                                                               message.tool_responses)
