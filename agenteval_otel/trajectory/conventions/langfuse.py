@@ -6,7 +6,7 @@ Every observation is a span of the ``langfuse-sdk`` tracer with ``langfuse.obser
 ``langfuse.observation.input`` / ``.output``; a generation adds ``.model.name`` and
 ``.usage_details``; a failure is ``.level`` = ``ERROR`` with ``.status_message``; metadata is one
 attribute per key, ``langfuse.observation.metadata.<key>`` (JSON-encoded since v5). The session is
-``session.id`` (v3 also accepts ``langfuse.session.id``); v3 and v4 keep a trace's own input and
+``session.id`` (``langfuse.session.id``, which Langfuse's ingestion also takes, is read too); v3 and v4 keep a trace's own input and
 output in ``langfuse.trace.input`` / ``.output``.
 
 What the producers write there:
@@ -18,10 +18,11 @@ What the producers write there:
   ``function_call`` / ``function_call_output``), and its output as the reply message (a list of
   them for several choices, the text alone when a streamed reply has no tool call);
 - the LangChain ``CallbackHandler`` records chat messages as ``{"role", "content", "tool_calls":
-  [{"name", "args", "id"}]}`` (before 3.4: the calls only in OpenAI's shape under
-  ``additional_kwargs``; the tools offered as extra ``tool`` messages holding their definitions), a tool's input as its arguments and its output as the dumped ``ToolMessage``
-  (``tool_call_id`` also in the metadata), and LangGraph's ``langgraph_node`` in the metadata of
-  every run inside a node.
+  [{"name", "args", "id"}]}`` (before 3.4 the calls are only in OpenAI's shape under
+  ``additional_kwargs``), the tools offered as extra ``tool`` messages holding their definitions,
+  a tool's input as its arguments (before 4.11, LangChain's input string: a Python repr) and its
+  output as the dumped ``ToolMessage`` (``tool_call_id`` also in the metadata), and LangGraph's
+  ``langgraph_node`` in the metadata of every run inside a node.
 
 A root ``chain`` or ``span`` observation is the agent invocation, as an ``agent`` one is anywhere.
 """
