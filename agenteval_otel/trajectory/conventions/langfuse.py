@@ -6,8 +6,8 @@ Every observation is a span of the ``langfuse-sdk`` tracer with ``langfuse.obser
 ``langfuse.observation.input`` / ``.output``; a generation adds ``.model.name`` and
 ``.usage_details``; a failure is ``.level`` = ``ERROR`` with ``.status_message``; metadata is one
 attribute per key, ``langfuse.observation.metadata.<key>`` (JSON-encoded since v5). The session is
-``session.id`` (``langfuse.session.id``, which Langfuse's ingestion also takes, is read too); v3 and v4 keep a trace's own input and
-output in ``langfuse.trace.input`` / ``.output``.
+``session.id`` (``langfuse.session.id``, which Langfuse's ingestion also takes, is read too); v3
+and v4 keep a trace's own input and output in ``langfuse.trace.input`` / ``.output``.
 
 What the producers write there:
 
