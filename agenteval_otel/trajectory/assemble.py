@@ -21,6 +21,7 @@ from typing import Any, Literal
 from agenteval_otel.semconv import EVAL_ID, EVAL_SET_ID, EVALUATION_MARKER
 from agenteval_otel.trajectory._unchecked import unchecked
 from agenteval_otel.trajectory.buffer import TraceBuffer
+from agenteval_otel.trajectory.chains import error_reported, join_model_calls
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
     Reader,
@@ -330,11 +331,14 @@ def _requested_steps(
         metadata: dict[str, Any] = {"requested": True}
         if call.args is None and call.raw_args is not None:
             metadata["raw_args"] = call.raw_args
+        response = requested.response(call.call_id)
+        error = error_reported(response)
         steps.append(
             TrajectoryStep.tool(
                 call.name,
                 call.args or {},
-                result=requested.response(call.call_id),
+                result=None if error else response,
+                error=error,
                 call_id=call.call_id,
                 timestamp=record.end_ns / 1e9,
                 span_id=record.span_id,
@@ -585,6 +589,8 @@ def build_trajectories(
         traces.setdefault(record.trace_id, []).append(record)
     found = [t for spans in traces.values()
              for t in trajectories_from_trace(spans, split=group != "trace", readers=readers)]
+    if group != "trace":
+        found = list(join_model_calls(found))
     if group == "conversation":
         return join_conversations(found)
     return sorted(found, key=_start)
@@ -611,7 +617,10 @@ def iter_trajectories(
         for trace in buffer.flush():
             yield trace.items
 
-    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace", readers=readers))
+    found: Iterator[Trajectory] = (
+        t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace", readers=readers))
+    if group != "trace":
+        found = join_model_calls(found)
     if group == "conversation":
         yield from join_conversations(found)
     else:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from agenteval_otel.trajectory.conventions.reading import ToolDefinition
-from agenteval_otel.trajectory.messages import message_text, normalize_role
+from agenteval_otel.trajectory.messages import message_text, normalize_role, python_literal
 
 __all__ = [
     "is_object_repr",
@@ -60,21 +60,15 @@ def decode_json(value: Any) -> Any:
 
 
 def decode_result(value: Any) -> Any:
-    """A tool result: a string holding any JSON value is parsed (``'64.4'`` → ``64.4``)."""
+    """A tool result: a string holding any JSON value is parsed (``'64.4'`` → ``64.4``), and so
+    is the Python repr of a dict or list (what producers that record ``str(result)`` write)."""
     if isinstance(value, str):
         try:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
-            return value
+            literal = python_literal(value)
+            return value if literal is None else literal
     return value
-
-
-
-
-
-
-
-
 
 
 def _message_fields(message: Any) -> tuple[str, Any] | None:
