@@ -3,6 +3,8 @@ outputs, whichever way a producer wrote them.
 
 >>> text_from({"messages": [{"type": "human", "data": {"content": "Hi"}}]}, "user")
 'Hi'
+>>> text_from({"messages": [["user", "Hi"]]}, "user")
+'Hi'
 """
 
 from __future__ import annotations
@@ -79,8 +81,15 @@ def decode_result(value: Any) -> Any:
 
 
 
+def _is_role_pair(message: Any) -> bool:
+    return isinstance(message, list) and len(message) == 2 and isinstance(message[0], str)
+
+
 def _message_fields(message: Any) -> tuple[str, Any] | None:
-    """(role, content) of a message in OpenAI, GenAI-parts or LangChain (dumped or serialised) form."""
+    """(role, content) of a message in OpenAI, GenAI-parts or LangChain (dumped or serialised, or
+    the ``("user", text)`` pair LangGraph inputs are often given as) form."""
+    if _is_role_pair(message):
+        return normalize_role(message[0]), message[1]
     if not isinstance(message, dict):
         return None
     if "kwargs" in message and isinstance(message.get("id"), list):  # LangChain lc serialisation
@@ -117,7 +126,7 @@ def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
     if isinstance(decoded, dict):
         messages = decoded.get("messages")
         if isinstance(messages, list) and messages:
-            flat = messages[0] if isinstance(messages[0], list) else messages
+            flat = messages[0] if isinstance(messages[0], list) and not _is_role_pair(messages[0]) else messages
             if (text := _last_message_text(flat, role)) is not None:
                 return text
         fields = _message_fields(decoded)
