@@ -342,7 +342,9 @@ def _tool_step(span: _Span, reading: SpanReading, requested: _Requested) -> Traj
         else:
             metadata["raw_args"] = reading.raw_args
     call_id = reading.call_id or (match.call_id if match else None)
-    result = reading.result if reading.result is not None else requested.response(call_id)
+    result = reading.result
+    if result is None and reading.error is None:  # a failed call has no result, whatever the model was told
+        result = requested.response(call_id)
     return _step(StepType.TOOL, reading.name, record, reading, args=args, result=result, call_id=call_id,
                  metadata=metadata)
 

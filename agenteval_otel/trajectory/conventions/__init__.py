@@ -1,16 +1,18 @@
 """One reader per producer convention, each a small pure function ``SpanRecord -> SpanReading |
 None``, tried in order:
 
-1. ``read_ours`` — agenteval-otel's own ``agenteval.*`` spans (evaluation spans are ignored);
-2. ``read_langgraph`` — LangGraph nodes and routers (graph structure outranks a span's kind);
-3. ``read_litellm`` — LiteLLM's OpenTelemetry callback (GenAI keys plus its own);
-4. ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
-5. ``read_openinference`` — OpenInference;
-6. ``read_openllmetry`` — OpenLLMetry / Traceloop;
-7. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
-8. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
-9. ``read_langfuse`` — the Langfuse SDK (``langfuse.observation.*``);
-10. ``read_span_name`` — span-name fallbacks.
+- ``read_ours`` — agenteval-otel's own ``agenteval.*`` spans (evaluation spans are ignored);
+- ``read_langgraph`` — LangGraph nodes and routers (graph structure outranks a span's kind);
+- ``read_litellm`` — LiteLLM's OpenTelemetry callback (GenAI keys plus its own);
+- ``read_vercel_ai`` — the Vercel AI SDK's own ``ai.*`` spans (before GenAI: its model calls
+  also carry a few ``gen_ai.*`` keys);
+- ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
+- ``read_openinference`` — OpenInference;
+- ``read_openllmetry`` — OpenLLMetry / Traceloop;
+- ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
+- ``read_haystack`` — Haystack's own tracing (``haystack.*``);
+- ``read_langfuse`` — the Langfuse SDK (``langfuse.observation.*``);
+- ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -57,6 +59,7 @@ from agenteval_otel.trajectory.conventions import (
     openinference,
     openllmetry,
     ours,
+    vercel_ai,
 )
 from agenteval_otel.trajectory.conventions.adk import read_adk
 from agenteval_otel.trajectory.conventions.declarative import DeclarativeReader, load_readers
@@ -77,6 +80,7 @@ from agenteval_otel.trajectory.conventions.reading import (
     SpanRole,
     ToolResponse,
 )
+from agenteval_otel.trajectory.conventions.vercel_ai import read_vercel_ai
 from agenteval_otel.trajectory.spans import SpanRecord
 
 __all__ = [
@@ -107,6 +111,7 @@ READERS: tuple[Reader, ...] = (
     read_ours,
     read_langgraph,
     read_litellm,
+    read_vercel_ai,
     read_genai,
     read_openinference,
     read_openllmetry,
@@ -121,6 +126,7 @@ MARKERS: dict[Reader, Markers] = {
     read_ours: ours.MARKERS,
     read_langgraph: langgraph.MARKERS,
     read_litellm: litellm.MARKERS,
+    read_vercel_ai: vercel_ai.MARKERS,
     read_genai: genai.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
