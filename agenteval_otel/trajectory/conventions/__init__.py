@@ -8,7 +8,8 @@ None``, tried in order:
 5. ``read_openllmetry`` — OpenLLMetry / Traceloop;
 6. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
 7. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
-8. ``read_span_name`` — span-name fallbacks.
+8. ``read_mlflow`` — MLflow tracing (``mlflow.spanType``);
+9. ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -50,6 +51,7 @@ from agenteval_otel.trajectory.conventions import (
     genai,
     haystack,
     langgraph,
+    mlflow,
     openinference,
     openllmetry,
     ours,
@@ -60,6 +62,7 @@ from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
+from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
@@ -105,6 +108,7 @@ READERS: tuple[Reader, ...] = (
     read_openllmetry,
     read_adk,
     read_haystack,
+    read_mlflow,
     read_span_name,
 )
 """The convention readers, in the order they are tried."""
@@ -117,6 +121,7 @@ MARKERS: dict[Reader, Markers] = {
     read_openllmetry: openllmetry.MARKERS,
     read_adk: adk.MARKERS,
     read_haystack: haystack.MARKERS,
+    read_mlflow: mlflow.MARKERS,
 }
 """Our readers' markers; a reader not in here is given every span."""
 
