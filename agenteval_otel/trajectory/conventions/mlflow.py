@@ -194,7 +194,8 @@ def _agent_input(inputs: Any) -> Any:
 
 def _handoff_target(a: dict[str, Any]) -> Any:
     """The agent a handoff span (the OpenAI Agents SDK's, as MLflow records it) passed control to."""
-    outputs = _decoded(a, OUTPUTS) if OUTPUTS in a else None
+    raw = a.get(OUTPUTS)
+    outputs = decode_result(raw) if isinstance(raw, str) and '"to_agent"' in raw else None
     return outputs.get("to_agent") if isinstance(outputs, dict) and len(outputs) == 1 else None
 
 
@@ -223,8 +224,8 @@ def read_mlflow(record: SpanRecord) -> SpanReading | None:
             output=_decoded(a, OUTPUTS),
             conversation_id=_session(a),
         )
-    if kind == "CHAIN" and _handoff_target(a) is not None:
-        return SpanReading(SpanRole.HANDOFF, str(_handoff_target(a)), NAME)
+    if kind == "CHAIN" and (target := _handoff_target(a)) is not None:
+        return SpanReading(SpanRole.HANDOFF, str(target), NAME)
     if kind in _PLUMBING_TYPES:
         return SpanReading(SpanRole.IGNORED, record.name, NAME)
     return None  # a nested function traced without a type (or a retriever): maybe a tool, left to others
