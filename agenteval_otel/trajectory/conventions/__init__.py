@@ -3,13 +3,14 @@ None``, tried in order:
 
 1. ``read_ours`` — agenteval-otel's own ``agenteval.*`` spans (evaluation spans are ignored);
 2. ``read_langgraph`` — LangGraph nodes and routers (graph structure outranks a span's kind);
-3. ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
-4. ``read_openinference`` — OpenInference;
-5. ``read_openllmetry`` — OpenLLMetry / Traceloop;
-6. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
-7. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
-8. ``read_mlflow`` — MLflow tracing (``mlflow.spanType``);
-9. ``read_span_name`` — span-name fallbacks.
+3. ``read_litellm`` — LiteLLM's OpenTelemetry callback (GenAI keys plus its own);
+4. ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
+5. ``read_openinference`` — OpenInference;
+6. ``read_openllmetry`` — OpenLLMetry / Traceloop;
+7. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
+8. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
+9. ``read_mlflow`` — MLflow tracing (``mlflow.spanType``);
+10. ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -51,6 +52,7 @@ from agenteval_otel.trajectory.conventions import (
     genai,
     haystack,
     langgraph,
+    litellm,
     mlflow,
     openinference,
     openllmetry,
@@ -62,6 +64,7 @@ from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
+from agenteval_otel.trajectory.conventions.litellm import read_litellm
 from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
@@ -103,6 +106,7 @@ Reader = Callable[[SpanRecord], "SpanReading | None"]
 READERS: tuple[Reader, ...] = (
     read_ours,
     read_langgraph,
+    read_litellm,
     read_genai,
     read_openinference,
     read_openllmetry,
@@ -116,6 +120,7 @@ READERS: tuple[Reader, ...] = (
 MARKERS: dict[Reader, Markers] = {
     read_ours: ours.MARKERS,
     read_langgraph: langgraph.MARKERS,
+    read_litellm: litellm.MARKERS,
     read_genai: genai.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,

@@ -3,6 +3,8 @@ outputs, whichever way a producer wrote them.
 
 >>> text_from({"messages": [{"type": "human", "data": {"content": "Hi"}}]}, "user")
 'Hi'
+>>> text_from({"messages": [["user", "Hi"]]}, "user")
+'Hi'
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Any
 import orjson
 
 from agenteval_otel.trajectory.conventions.reading import ToolDefinition
-from agenteval_otel.trajectory.messages import message_text, normalize_role
+from agenteval_otel.trajectory.messages import message_text, normalize_role, python_literal
 
 __all__ = [
+    "bare_argument_named",
     "is_object_repr",
     "unwrap_call_envelope",
     "unwrap_tool_output",
@@ -45,6 +48,7 @@ _OUTPUT_KEYS = (
     "content",
 )
 _MAX_DEPTH = 4
+_MAX_PAYLOAD_DEPTH = 8
 
 
 def decode_json(value: Any) -> Any:
@@ -60,25 +64,26 @@ def decode_json(value: Any) -> Any:
 
 
 def decode_result(value: Any) -> Any:
-    """A tool result: a string holding any JSON value is parsed (``'64.4'`` → ``64.4``)."""
+    """A tool result: a string holding any JSON value is parsed (``'64.4'`` → ``64.4``), and so
+    is the Python repr of a dict or list (what producers that record ``str(result)`` write)."""
     if isinstance(value, str):
         try:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
-            return value
+            literal = python_literal(value)
+            return value if literal is None else literal
     return value
 
 
-
-
-
-
-
-
+def _is_role_pair(message: Any) -> bool:
+    return isinstance(message, list) and len(message) == 2 and isinstance(message[0], str)
 
 
 def _message_fields(message: Any) -> tuple[str, Any] | None:
-    """(role, content) of a message in OpenAI, GenAI-parts or LangChain (dumped or serialised) form."""
+    """(role, content) of a message in OpenAI, GenAI-parts or LangChain (dumped or serialised, or
+    the ``("user", text)`` pair LangGraph inputs are often given as) form."""
+    if _is_role_pair(message):
+        return normalize_role(message[0]), message[1]
     if not isinstance(message, dict):
         return None
     if "kwargs" in message and isinstance(message.get("id"), list):  # LangChain lc serialisation
@@ -115,7 +120,7 @@ def text_from(value: Any, role: str, _depth: int = 0) -> str | None:
     if isinstance(decoded, dict):
         messages = decoded.get("messages")
         if isinstance(messages, list) and messages:
-            flat = messages[0] if isinstance(messages[0], list) else messages
+            flat = messages[0] if isinstance(messages[0], list) and not _is_role_pair(messages[0]) else messages
             if (text := _last_message_text(flat, role)) is not None:
                 return text
         fields = _message_fields(decoded)
@@ -282,3 +287,60 @@ def unwrap_tool_output(result: Any) -> tuple[Any, bool]:
     if isinstance(result, dict) and "raw_output" in result and "tool_name" in result:
         return decode_result(result["raw_output"]), bool(result.get("is_error"))
     return result, False
+
+
+def _same_value(recorded: Any, given: Any) -> bool:
+    """Whether a bare recorded value is ``given``: equal, or ``given`` a string that was decoded
+    as JSON on the way (``"1234"`` recorded, ``1234`` read)."""
+    if recorded == given:
+        return True
+    return isinstance(given, str) and not isinstance(recorded, str) and given == orjson.dumps(recorded).decode()
+
+
+def _calls_holding(node: Any, tool: str, value: Any, found: dict[str, Any], depth: int) -> None:
+    """Collect into ``found`` the one argument of every call to ``tool`` under ``node`` whose only
+    argument is ``value`` (``{"name", "args"}`` as LangChain's ``ToolCall``, ``{"name",
+    "arguments"}`` as OpenAI's ``function``)."""
+    if depth > _MAX_PAYLOAD_DEPTH:
+        return
+    if isinstance(node, dict):
+        if node.get("name") == tool:
+            args = decode_json(node.get("args", node.get("arguments")))
+            if isinstance(args, dict) and len(args) == 1:
+                ((key, given),) = args.items()
+                if _same_value(value, given):
+                    found[str(key)] = given
+        children: Any = node.values()
+    elif isinstance(node, list):
+        children = node
+    else:
+        return
+    for child in children:
+        if isinstance(child, (dict, list)):
+            _calls_holding(child, tool, value, found, depth + 1)
+
+
+def bare_argument_named(payload: Any, tool: str, value: Any) -> dict[str, Any] | None:
+    """A tool's one argument recorded as its bare ``value`` (OpenInference records a one-key
+    string argument dict as the string), named by a ``payload`` that holds it, such as the input
+    a graph node was given: the arguments of a call to ``tool`` there whose only value it is (a
+    LangGraph ``Send`` payload ``{"call": {"name", "args", "id"}}``, a model message's tool
+    calls), else the one top-level key that maps to it as a string (a graph state field). ``None`` when no
+    name, or more than one, fits.
+
+    >>> bare_argument_named('{"call": {"name": "book", "args": {"flight_id": "LX92"}}}', "book", "LX92")
+    {'flight_id': 'LX92'}
+    >>> bare_argument_named({"request": "Weather in Paris", "city": "Paris"}, "get_weather", "Paris")
+    {'city': 'Paris'}
+    >>> bare_argument_named({"origin": "Paris", "city": "Paris"}, "get_weather", "Paris") is None
+    True
+    """
+    decoded = decode_json(payload)
+    if not isinstance(decoded, (dict, list)):
+        return None
+    found: dict[str, Any] = {}
+    _calls_holding(decoded, tool, value, found, 0)
+    if not found and isinstance(decoded, dict):
+        found = {str(key): given for key, given in decoded.items()
+                 if isinstance(given, str) and _same_value(value, given)}
+    return found if len(found) == 1 else None
