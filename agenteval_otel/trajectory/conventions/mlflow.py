@@ -55,6 +55,7 @@ MARKERS = Markers(frozenset({SPAN_TYPE}))
 _MODEL_TYPES = frozenset({"CHAT_MODEL", "LLM"})
 _RUN_TYPES = frozenset({"CHAIN", "UNKNOWN", "WORKFLOW", "TASK"})
 _PLUMBING_TYPES = frozenset({"EMBEDDING", "PARSER", "RERANKER", "MEMORY", "GUARDRAIL", "EVALUATOR"})
+_TOOL_CALLS = '"tool_calls": ['
 _USAGE_IN = ("input_tokens",)
 _USAGE_OUT = ("output_tokens",)
 
@@ -132,9 +133,10 @@ def _streamed_calls(record: SpanRecord) -> tuple[RequestedToolCall, ...]:
     events (each call's id and name come in its first delta, its arguments in pieces)."""
     calls: dict[int, dict[str, str]] = {}
     for event in record.events:
-        if not event.name.startswith(CHUNK_EVENT):
-            continue
-        chunk = decode_result(event.attributes.get(CHUNK_VALUE))
+        raw = event.attributes.get(CHUNK_VALUE)
+        if not (event.name.startswith(CHUNK_EVENT) and isinstance(raw, str) and _TOOL_CALLS in raw):
+            continue  # a chunk of text only is not decoded
+        chunk = decode_result(raw)
         for choice in chunk.get("choices") or () if isinstance(chunk, dict) else ():
             delta = choice.get("delta") if isinstance(choice, dict) else None
             for part in (delta.get("tool_calls") or () if isinstance(delta, dict) else ()):
