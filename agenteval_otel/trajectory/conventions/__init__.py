@@ -12,6 +12,7 @@ None``, tried in order:
 - ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
 - ``read_haystack`` — Haystack's own tracing (``haystack.*``);
 - ``read_langfuse`` — the Langfuse SDK (``langfuse.observation.*``);
+- ``read_mlflow`` — MLflow tracing (``mlflow.spanType``);
 - ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
@@ -56,6 +57,7 @@ from agenteval_otel.trajectory.conventions import (
     langfuse,
     langgraph,
     litellm,
+    mlflow,
     openinference,
     openllmetry,
     ours,
@@ -69,6 +71,7 @@ from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langfuse import read_langfuse
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
 from agenteval_otel.trajectory.conventions.litellm import read_litellm
+from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
@@ -118,6 +121,7 @@ READERS: tuple[Reader, ...] = (
     read_adk,
     read_haystack,
     read_langfuse,
+    read_mlflow,
     read_span_name,
 )
 """The convention readers, in the order they are tried."""
@@ -133,6 +137,7 @@ MARKERS: dict[Reader, Markers] = {
     read_adk: adk.MARKERS,
     read_haystack: haystack.MARKERS,
     read_langfuse: langfuse.MARKERS,
+    read_mlflow: mlflow.MARKERS,
 }
 """Our readers' markers; a reader not in here is given every span."""
 
