@@ -480,6 +480,8 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     final_response = _final_response(agents, responders)
     trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
+    if conversation is None:
+        conversation = _enclosing_conversation(scope[0])
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     eval_set_id = next((str(s.record.attributes[EVAL_SET_ID]) for s in scope if EVAL_SET_ID in s.record.attributes),
                        None)
@@ -506,6 +508,16 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
 
 def _text_or_none(value: Any) -> str | None:
     return value if value is None or type(value) is str else str(value)
+
+
+def _enclosing_conversation(span: _Span) -> str | None:
+    """The conversation id of a span around the invocation (a trace span holding several turns)."""
+    parent = span.parent
+    while parent is not None:
+        if parent.reading is not None and parent.reading.conversation_id:
+            return parent.reading.conversation_id
+        parent = parent.parent
+    return None
 
 
 # --- public API -------------------------------------------------------------------------------

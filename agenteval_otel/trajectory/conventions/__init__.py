@@ -3,12 +3,13 @@ None``, tried in order:
 
 1. ``read_ours`` — agenteval-otel's own ``agenteval.*`` spans (evaluation spans are ignored);
 2. ``read_langgraph`` — LangGraph nodes and routers (graph structure outranks a span's kind);
-3. ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
-4. ``read_openinference`` — OpenInference;
-5. ``read_openllmetry`` — OpenLLMetry / Traceloop;
-6. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
-7. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
-8. ``read_span_name`` — span-name fallbacks.
+3. ``read_logfire`` — Logfire's spans of the OpenAI Agents SDK (``logfire.msg_template``);
+4. ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
+5. ``read_openinference`` — OpenInference;
+6. ``read_openllmetry`` — OpenLLMetry / Traceloop;
+7. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
+8. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
+9. ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -50,6 +51,7 @@ from agenteval_otel.trajectory.conventions import (
     genai,
     haystack,
     langgraph,
+    logfire,
     openinference,
     openllmetry,
     ours,
@@ -60,6 +62,7 @@ from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
+from agenteval_otel.trajectory.conventions.logfire import read_logfire
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
@@ -100,6 +103,7 @@ Reader = Callable[[SpanRecord], "SpanReading | None"]
 READERS: tuple[Reader, ...] = (
     read_ours,
     read_langgraph,
+    read_logfire,
     read_genai,
     read_openinference,
     read_openllmetry,
@@ -112,6 +116,7 @@ READERS: tuple[Reader, ...] = (
 MARKERS: dict[Reader, Markers] = {
     read_ours: ours.MARKERS,
     read_langgraph: langgraph.MARKERS,
+    read_logfire: logfire.MARKERS,
     read_genai: genai.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
