@@ -510,13 +510,13 @@ def _text_or_none(value: Any) -> str | None:
     return value if value is None or type(value) is str else str(value)
 
 
-def _enclosing_conversation(span: _Span) -> str | None:
-    """The conversation id of a span around the invocation (a trace span holding several turns)."""
-    parent = span.parent
-    while parent is not None:
-        if parent.reading is not None and parent.reading.conversation_id:
-            return parent.reading.conversation_id
-        parent = parent.parent
+def _enclosing_conversation(span: _Span | None) -> str | None:
+    """The conversation id read from ``span`` (the invocation's first) or a span around it, one
+    not a step itself (a trace span holding several turns)."""
+    while span is not None:
+        if span.reading is not None and span.reading.conversation_id:
+            return span.reading.conversation_id
+        span = span.parent
     return None
 
 

@@ -94,3 +94,5 @@ def test_the_turns_of_one_sdk_trace_are_one_conversation(make_span) -> None:
     assert [(t.user_input, t.final_response) for t in conversation.turns] == [
         ("Which flights?", "LX92 or LX94."), ("Book LX94.", "Booked LX94.")]
     assert not [s for t in conversation.turns for s in t.steps if s.step_type is StepType.TOOL]
+    (whole,) = build_trajectories(spans, group="trace")
+    assert whole.conversation_id == "trip-1"
