@@ -512,6 +512,8 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     final_response = _final_response(agents, responders)
     trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
+    if conversation is None:
+        conversation = _enclosing_conversation(scope[0])
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     eval_set_id = next((str(s.record.attributes[EVAL_SET_ID]) for s in scope if EVAL_SET_ID in s.record.attributes),
                        None)
@@ -538,6 +540,16 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
 
 def _text_or_none(value: Any) -> str | None:
     return value if value is None or type(value) is str else str(value)
+
+
+def _enclosing_conversation(span: _Span | None) -> str | None:
+    """The conversation id read from ``span`` (the invocation's first) or a span around it, one
+    not a step itself (a trace span holding several turns)."""
+    while span is not None:
+        if span.reading is not None and span.reading.conversation_id:
+            return span.reading.conversation_id
+        span = span.parent
+    return None
 
 
 # --- public API -------------------------------------------------------------------------------

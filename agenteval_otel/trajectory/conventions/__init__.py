@@ -6,6 +6,7 @@ None``, tried in order:
 - ``read_litellm`` — LiteLLM's OpenTelemetry callback (GenAI keys plus its own);
 - ``read_vercel_ai`` — the Vercel AI SDK's own ``ai.*`` spans (before GenAI: its model calls
   also carry a few ``gen_ai.*`` keys);
+- ``read_logfire`` — Logfire's spans of the OpenAI Agents SDK (``logfire.msg_template``);
 - ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
 - ``read_openinference`` — OpenInference;
 - ``read_openllmetry`` — OpenLLMetry / Traceloop;
@@ -58,6 +59,7 @@ from agenteval_otel.trajectory.conventions import (
     langgraph,
     litellm,
     mlflow,
+    logfire,
     openinference,
     openllmetry,
     ours,
@@ -72,6 +74,7 @@ from agenteval_otel.trajectory.conventions.langfuse import read_langfuse
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
 from agenteval_otel.trajectory.conventions.litellm import read_litellm
 from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
+from agenteval_otel.trajectory.conventions.logfire import read_logfire
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
@@ -115,6 +118,7 @@ READERS: tuple[Reader, ...] = (
     read_langgraph,
     read_litellm,
     read_vercel_ai,
+    read_logfire,
     read_genai,
     read_openinference,
     read_openllmetry,
@@ -131,6 +135,7 @@ MARKERS: dict[Reader, Markers] = {
     read_langgraph: langgraph.MARKERS,
     read_litellm: litellm.MARKERS,
     read_vercel_ai: vercel_ai.MARKERS,
+    read_logfire: logfire.MARKERS,
     read_genai: genai.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
