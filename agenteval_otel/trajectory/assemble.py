@@ -30,7 +30,12 @@ from agenteval_otel.trajectory.conventions import (
     SpanRole,
     span_reader,
 )
-from agenteval_otel.trajectory.conventions.values import bare_argument_named, is_object_repr, text_from
+from agenteval_otel.trajectory.conventions.values import (
+    bare_argument_named,
+    is_object_repr,
+    is_plain_text,
+    text_from,
+)
 from agenteval_otel.trajectory.messages import MessageContent, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.steps import StepType, TrajectoryStep, unchecked_step
@@ -211,11 +216,14 @@ class _Requested:
         ]
         self.used = [False] * len(self.calls)
         self.responses: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
         for reading in readings:
             for message in reading.input_messages:
                 for response in message.tool_responses:
                     if response.call_id is not None:
                         self.responses.setdefault(str(response.call_id), response.response)
+                        if response.error is not None:
+                            self.errors.setdefault(str(response.call_id), response.error)
 
     def _claim(self, index: int) -> RequestedToolCall:
         self.used[index] = True
@@ -252,6 +260,10 @@ class _Requested:
 
     def response(self, call_id: str | None) -> Any:
         return None if call_id is None else self.responses.get(call_id)
+
+    def error(self, call_id: str | None) -> str | None:
+        """Why the call failed, when the result sent back for it was marked a failure."""
+        return None if call_id is None else self.errors.get(call_id)
 
 
 def _normal_name(name: str) -> str:
@@ -360,14 +372,14 @@ def _requested_steps(
         if call.args is None and call.raw_args is not None:
             metadata["raw_args"] = call.raw_args
         response = requested.response(call.call_id)
-        error = error_reported(response)
+        error = requested.error(call.call_id) or error_reported(response)
         steps.append(
             TrajectoryStep.tool(
                 call.name,
                 call.args or {},
-                result=None if error else response,
-                error=error,
+                result=None if error is not None else response,
                 call_id=call.call_id,
+                error=error,
                 timestamp=record.end_ns / 1e9,
                 span_id=record.span_id,
                 trace_id=record.trace_id,
@@ -423,14 +435,14 @@ def _last_text(messages: Sequence[ChatMessage], role: str) -> str | None:
 
 def _user_input(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> str | None:
     recorded = next((a.input for a in agents if a.input is not None), None)
-    if recorded is not None and (text := text_from(recorded, "user")) is not None:
+    if recorded is not None and (text := text_from(recorded, "user")) is not None and not is_object_repr(text):
         return text
     for reading in responders:
         if reading.input_messages:
             if (text := _last_text(reading.input_messages, "user")) is not None:
                 return text
             break
-    return recorded if isinstance(recorded, str) else None
+    return recorded if is_plain_text(recorded) else None
 
 
 def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> str | None:
@@ -446,7 +458,7 @@ def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanRead
             text = _output_text(reading)
             if text is not None and text.strip():
                 return text.strip()
-    return None if agent is None else str(agent.output)
+    return None if agent is None or not is_plain_text(agent.output) else str(agent.output)
 
 
 def _without_role_prefix(text: str) -> str:

@@ -58,8 +58,8 @@ from agenteval_otel.trajectory.conventions import (
     langfuse,
     langgraph,
     litellm,
-    mlflow,
     logfire,
+    mlflow,
     openinference,
     openllmetry,
     ours,
@@ -73,8 +73,8 @@ from agenteval_otel.trajectory.conventions.haystack import read_haystack
 from agenteval_otel.trajectory.conventions.langfuse import read_langfuse
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
 from agenteval_otel.trajectory.conventions.litellm import read_litellm
-from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.logfire import read_logfire
+from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours

@@ -9,6 +9,7 @@ outputs, whichever way a producer wrote them.
 
 from __future__ import annotations
 
+import ast
 import re
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,8 @@ from agenteval_otel.trajectory.messages import message_text, normalize_role, pyt
 __all__ = [
     "bare_argument_named",
     "is_object_repr",
+    "is_plain_text",
+    "object_repr_fields",
     "unwrap_call_envelope",
     "unwrap_tool_output",
     "decode_json",
@@ -240,34 +243,92 @@ def tool_definitions(value: Any) -> tuple[ToolDefinition, ...]:
     return tuple(d for item in decoded if (d := tool_definition(item)) is not None)
 
 
-_OBJECT_REPR = re.compile(r"^[A-Z][\w.]*\((?:[a-z_]\w*=|\)$)", re.S)
+_OBJECT_REPR = re.compile(r"^(?:[A-Z][\w.]*\((?:[a-z_]\w*=|\)$)|<[\w.]+ object at 0x[0-9a-fA-F]+>)", re.S)
+
+
+def is_plain_text(value: Any) -> bool:
+    """Whether ``value`` is text a person wrote or reads: a string that is neither a JSON object
+    or array (a recorded envelope or pipeline payload) nor an object's repr.
+
+    >>> is_plain_text("Book LX92."), is_plain_text('{"messages": ["ChatMessage(...)"]}')
+    (True, False)
+    """
+    return isinstance(value, str) and not isinstance(decode_json(value), (dict, list)) and not is_object_repr(value)
 
 
 def is_object_repr(text: str) -> bool:
-    """Whether ``text`` is the Python repr of a framework object (``StopEvent(result=...)``):
-    never an answer when the text is available elsewhere.
+    """Whether ``text`` is the Python repr of a framework object (``StopEvent(result=...)``,
+    ``<pkg.Agent object at 0x...>``): never an input or an answer.
 
     >>> is_object_repr("StopEvent(result=AgentOutput(response=...))"), is_object_repr("It is 18 C.")
     (True, False)
+    >>> is_object_repr("<haystack.core.pipeline.Pipeline object at 0x7f3a>")
+    True
     """
     return _OBJECT_REPR.match(text.strip()) is not None
+
+
+_ENUM_REPR = re.compile(r"<[A-Za-z_][\w.]*: ('[^'\\]*'|-?\d+)>")
+
+
+def _repr_value(node: ast.AST) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_repr_value(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_repr_value(k) if k is not None else None: _repr_value(v) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        return -value if isinstance(value, (int, float)) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+        name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        return {"__type__": name, **{kw.arg: _repr_value(kw.value) for kw in node.keywords if kw.arg}}
+    return None
+
+
+def object_repr_fields(text: str) -> dict[str, Any] | None:
+    """The fields of a framework object's Python repr (a dataclass's ``Name(field=value, ...)``),
+    nested objects as dicts too, each with its class name under ``__type__``; enum members
+    (``<Role.USER: 'user'>``) read as their values, anything else that is not a literal as
+    ``None``. ``None`` when ``text`` is no such repr. Only for producers that record nothing
+    better than the repr.
+
+    >>> object_repr_fields("Msg(_role=<Role.USER: 'user'>, parts=[Text(text='Hi')], meta={})")
+    {'__type__': 'Msg', '_role': 'user', 'parts': [{'__type__': 'Text', 'text': 'Hi'}], 'meta': {}}
+    """
+    if not is_object_repr(text):
+        return None
+    try:
+        node = ast.parse(_ENUM_REPR.sub(r"\1", text.strip()), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    value = _repr_value(node)
+    return value if isinstance(value, dict) else None
 
 
 def unwrap_call_envelope(args: dict[str, Any], parameters: tuple[str, ...] = ()) -> dict[str, Any]:
     """A call's named arguments out of the envelopes frameworks record them in:
     ``{"args": [...], "kwargs": {...}}`` (flags such as ``sanitize_inputs_outputs`` beside them),
-    ``{"kwargs": {...}}``, and LangChain's ``{"input_str": ..., "inputs": {...}, ...}``. Positional
-    ``args`` are named by ``parameters`` when the tool's schema is known (else kept as ``args``).
+    ``{"kwargs": {...}}``, LangChain's ``{"input_str": ..., "inputs": {...}, ...}`` and BeeAI's
+    ``{"input": {...}, "options": ...}``. Positional ``args`` are named by ``parameters`` when the
+    tool's schema is known (else kept as ``args``).
 
     >>> unwrap_call_envelope({"args": [], "sanitize_inputs_outputs": True, "kwargs": {"city": "Paris"}})
     {'city': 'Paris'}
     >>> unwrap_call_envelope({"args": ["Paris"], "kwargs": {}}, ("city",))
+    {'city': 'Paris'}
+    >>> unwrap_call_envelope({"input": {"city": "Paris"}, "options": None})
     {'city': 'Paris'}
     >>> unwrap_call_envelope({"city": "Paris"})
     {'city': 'Paris'}
     """
     if "input_str" in args and isinstance(args.get("inputs"), dict):
         return dict(args["inputs"])
+    if len(args) == 2 and "options" in args and isinstance(args.get("input"), dict) and (
+        args["options"] is None or isinstance(args["options"], dict)
+    ):
+        return dict(args["input"])
     kwargs = args.get("kwargs")
     if not isinstance(kwargs, dict):
         return args
