@@ -21,6 +21,7 @@ from typing import Any, Literal
 from agenteval_otel.semconv import EVAL_ID, EVAL_SET_ID, EVALUATION_MARKER
 from agenteval_otel.trajectory._unchecked import unchecked
 from agenteval_otel.trajectory.buffer import TraceBuffer
+from agenteval_otel.trajectory.chains import error_reported, join_model_calls
 from agenteval_otel.trajectory.conventions import (
     ChatMessage,
     Reader,
@@ -29,7 +30,12 @@ from agenteval_otel.trajectory.conventions import (
     SpanRole,
     span_reader,
 )
-from agenteval_otel.trajectory.conventions.values import is_object_repr, text_from
+from agenteval_otel.trajectory.conventions.values import (
+    bare_argument_named,
+    is_object_repr,
+    is_plain_text,
+    text_from,
+)
 from agenteval_otel.trajectory.messages import MessageContent, normalize_role
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.steps import StepType, TrajectoryStep, unchecked_step
@@ -210,19 +216,24 @@ class _Requested:
         ]
         self.used = [False] * len(self.calls)
         self.responses: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
         for reading in readings:
             for message in reading.input_messages:
                 for response in message.tool_responses:
                     if response.call_id is not None:
                         self.responses.setdefault(str(response.call_id), response.response)
+                        if response.error is not None:
+                            self.errors.setdefault(str(response.call_id), response.error)
 
     def _claim(self, index: int) -> RequestedToolCall:
         self.used[index] = True
         return self.calls[index]
 
-    def take(self, name: str, call_id: str | None, args: dict[str, Any] | None) -> RequestedToolCall | None:
-        """The requested call a tool span carried out: same id, else same name and arguments,
-        else the first unclaimed call of that name."""
+    def take(
+        self, name: str, call_id: str | None, args: dict[str, Any] | None, raw: Any = None
+    ) -> RequestedToolCall | None:
+        """The requested call a tool span carried out: same id, else same name and arguments
+        (or, for a bare ``raw`` value, the one argument), else the first unclaimed call of that name."""
         free = [i for i, used in enumerate(self.used) if not used]
         if call_id is not None:
             for i in free:
@@ -231,6 +242,11 @@ class _Requested:
         if args is not None:
             for i in free:
                 if self.calls[i].name == name and self.calls[i].args == args:
+                    return self._claim(i)
+        elif raw is not None:
+            for i in free:
+                asked = self.calls[i].args
+                if self.calls[i].name == name and asked is not None and list(asked.values()) == [raw]:
                     return self._claim(i)
         for i in free:
             if self.calls[i].name == name:
@@ -244,6 +260,10 @@ class _Requested:
 
     def response(self, call_id: str | None) -> Any:
         return None if call_id is None else self.responses.get(call_id)
+
+    def error(self, call_id: str | None) -> str | None:
+        """Why the call failed, when the result sent back for it was marked a failure."""
+        return None if call_id is None else self.errors.get(call_id)
 
 
 def _normal_name(name: str) -> str:
@@ -300,22 +320,43 @@ def _output_text(reading: SpanReading) -> str | None:
     return reading.result if isinstance(reading.result, str) else None
 
 
-def _tool_step(record: SpanRecord, reading: SpanReading, requested: _Requested) -> TrajectoryStep:
-    match = requested.take(reading.name, reading.call_id, reading.args)
+def _named_by_node(span: _Span, tool: str, value: Any) -> dict[str, Any] | None:
+    """A tool's bare argument named by the input of a graph node it ran in (a ``Send`` payload,
+    the state), the nearest such node first, within its invocation."""
+    ancestor = span.parent
+    while ancestor is not None:
+        reading = ancestor.reading
+        if reading is not None and reading.role is SpanRole.AGENT:
+            return None
+        if reading is not None and reading.role is SpanRole.NODE and reading.input is not None:
+            named = bare_argument_named(reading.input, tool, value)
+            if named is not None:
+                return named
+        ancestor = ancestor.parent
+    return None
+
+
+def _tool_step(span: _Span, reading: SpanReading, requested: _Requested) -> TrajectoryStep:
+    record = span.record
+    match = requested.take(reading.name, reading.call_id, reading.args, reading.raw_args)
     metadata = _metadata(reading)
     args = reading.args
     if args is None and match is not None and match.args is not None:
         args = match.args
     if args is None and reading.raw_args is not None:
         # A bare value (OpenInference records a one-key string argument dict as its value):
-        # the key is known only from the tool's definition.
+        # the key is known from the tool's definition, else from the graph node's input.
         parameter = requested.single_parameter(reading.name)
         if parameter is not None:
             args = {parameter: reading.raw_args}
+        elif (named := _named_by_node(span, reading.name, reading.raw_args)) is not None:
+            args = named
         else:
             metadata["raw_args"] = reading.raw_args
     call_id = reading.call_id or (match.call_id if match else None)
-    result = reading.result if reading.result is not None else requested.response(call_id)
+    result = reading.result
+    if result is None and reading.error is None:  # a failed call has no result, whatever the model was told
+        result = requested.response(call_id)
     return _step(StepType.TOOL, reading.name, record, reading, args=args, result=result, call_id=call_id,
                  metadata=metadata)
 
@@ -330,12 +371,15 @@ def _requested_steps(
         metadata: dict[str, Any] = {"requested": True}
         if call.args is None and call.raw_args is not None:
             metadata["raw_args"] = call.raw_args
+        response = requested.response(call.call_id)
+        error = requested.error(call.call_id) or error_reported(response)
         steps.append(
             TrajectoryStep.tool(
                 call.name,
                 call.args or {},
-                result=requested.response(call.call_id),
+                result=None if error is not None else response,
                 call_id=call.call_id,
+                error=error,
                 timestamp=record.end_ns / 1e9,
                 span_id=record.span_id,
                 trace_id=record.trace_id,
@@ -357,7 +401,7 @@ def _steps(scope: Sequence[_Span], readings: Sequence[SpanReading], phantoms: se
         record = span.record
         role = reading.role
         if role is SpanRole.TOOL:
-            steps.append(_tool_step(record, reading, requested))
+            steps.append(_tool_step(span, reading, requested))
         elif role is SpanRole.NODE:
             steps.append(_step(StepType.NODE, reading.name, record, reading))
         elif role is SpanRole.CONDITIONAL:
@@ -391,14 +435,14 @@ def _last_text(messages: Sequence[ChatMessage], role: str) -> str | None:
 
 def _user_input(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> str | None:
     recorded = next((a.input for a in agents if a.input is not None), None)
-    if recorded is not None and (text := text_from(recorded, "user")) is not None:
+    if recorded is not None and (text := text_from(recorded, "user")) is not None and not is_object_repr(text):
         return text
     for reading in responders:
         if reading.input_messages:
             if (text := _last_text(reading.input_messages, "user")) is not None:
                 return text
             break
-    return recorded if isinstance(recorded, str) else None
+    return recorded if is_plain_text(recorded) else None
 
 
 def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> str | None:
@@ -414,7 +458,7 @@ def _final_response(agents: Sequence[SpanReading], responders: Sequence[SpanRead
             text = _output_text(reading)
             if text is not None and text.strip():
                 return text.strip()
-    return None if agent is None else str(agent.output)
+    return None if agent is None or not is_plain_text(agent.output) else str(agent.output)
 
 
 def _without_role_prefix(text: str) -> str:
@@ -480,6 +524,8 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
     final_response = _final_response(agents, responders)
     trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
+    if conversation is None:
+        conversation = _enclosing_conversation(scope[0])
     eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
     eval_set_id = next((str(s.record.attributes[EVAL_SET_ID]) for s in scope if EVAL_SET_ID in s.record.attributes),
                        None)
@@ -506,6 +552,16 @@ def _trajectory(scope: Sequence[_Span]) -> Trajectory:
 
 def _text_or_none(value: Any) -> str | None:
     return value if value is None or type(value) is str else str(value)
+
+
+def _enclosing_conversation(span: _Span | None) -> str | None:
+    """The conversation id read from ``span`` (the invocation's first) or a span around it, one
+    not a step itself (a trace span holding several turns)."""
+    while span is not None:
+        if span.reading is not None and span.reading.conversation_id:
+            return span.reading.conversation_id
+        span = span.parent
+    return None
 
 
 # --- public API -------------------------------------------------------------------------------
@@ -585,6 +641,8 @@ def build_trajectories(
         traces.setdefault(record.trace_id, []).append(record)
     found = [t for spans in traces.values()
              for t in trajectories_from_trace(spans, split=group != "trace", readers=readers)]
+    if group != "trace":
+        found = list(join_model_calls(found))
     if group == "conversation":
         return join_conversations(found)
     return sorted(found, key=_start)
@@ -611,7 +669,10 @@ def iter_trajectories(
         for trace in buffer.flush():
             yield trace.items
 
-    found = (t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace", readers=readers))
+    found: Iterator[Trajectory] = (
+        t for spans in traces() for t in trajectories_from_trace(spans, split=group != "trace", readers=readers))
+    if group != "trace":
+        found = join_model_calls(found)
     if group == "conversation":
         yield from join_conversations(found)
     else:

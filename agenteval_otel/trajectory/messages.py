@@ -31,6 +31,7 @@ __all__ = [
     "message_text",
     "normalize_role",
     "parse_args",
+    "python_literal",
 ]
 
 _ROLES = {
@@ -112,7 +113,7 @@ def decode_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
         try:
             decoded = orjson.loads(value)
         except orjson.JSONDecodeError:
-            literal = _python_literal(value)
+            literal = python_literal(value)
             return (literal, None) if isinstance(literal, dict) else (None, value)
         if isinstance(decoded, dict):
             return decoded, None
@@ -120,12 +121,16 @@ def decode_arguments(value: Any) -> tuple[dict[str, Any] | None, Any]:
     return None, value
 
 
-def _python_literal(value: str | bytes) -> Any:
-    """The dict a Python repr such as ``"{'city': 'Paris'}"`` spells (read as a literal, never
-    run), else ``None``."""
+def python_literal(value: str | bytes) -> Any:
+    """The dict or list a Python repr such as ``"{'city': 'Paris'}"`` spells (read as a literal,
+    never run), else ``None``.
+
+    >>> python_literal("[{'city': 'Paris', 'temp_c': 18.0}]"), python_literal("Paris")
+    ([{'city': 'Paris', 'temp_c': 18.0}], None)
+    """
     text = value.decode(errors="replace") if isinstance(value, bytes) else value
     text = text.strip()
-    if not (text.startswith("{") and text.endswith("}")) or len(text) > _MAX_LITERAL:
+    if text[:1] + text[-1:] not in ("{}", "[]") or len(text) > _MAX_LITERAL:
         return None
     try:
         return ast.literal_eval(text)

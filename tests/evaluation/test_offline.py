@@ -19,9 +19,6 @@ from tests.ground_truth import ground_truth_eval_set
 
 PRODUCERS = ["google_adk_semconv_content", "langgraph_openinference", "openinference",
              "otel_v2_latest", "pydantic_ai"]
-# OpenInference records a single string argument without its key in these two LangGraph runs,
-# so no trace-level reader can give the argument a name.
-KEYLESS_ARGUMENTS = {"run5_fanout_two_parallel_nodes", "run6_fanout_single_target"}
 
 
 def _traces(folder: Path) -> list[Path]:
@@ -62,7 +59,6 @@ def test_every_ground_truth_case_passes(shared_data: Path, producer: str) -> Non
 def test_arguments_and_responses_match_exactly(shared_data: Path, producer: str) -> None:
     folder = shared_data / "traces" / "generated" / producer
     eval_set = ground_truth_eval_set(folder)
-    eval_set.eval_cases = [c for c in eval_set.eval_cases if c.eval_id not in KEYLESS_ARGUMENTS]
     config = EvalConfig(criteria={
         "trajectory_match": CriterionConfig.trajectory(1.0, check_args=True),
         "response_match": CriterionConfig.response(1.0),

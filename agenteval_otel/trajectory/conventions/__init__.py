@@ -1,15 +1,21 @@
 """One reader per producer convention, each a small pure function ``SpanRecord -> SpanReading |
 None``, tried in order:
 
-1. ``read_ours`` — agenteval-otel's own ``agenteval.*`` spans (evaluation spans are ignored);
-2. ``read_langgraph`` — LangGraph nodes and routers (graph structure outranks a span's kind);
-3. ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
-4. ``read_openinference`` — OpenInference;
-5. ``read_openllmetry`` — OpenLLMetry / Traceloop;
-6. ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
-7. ``read_mastra`` — Mastra's AI tracing through ``@mastra/otel-exporter`` (``mastra.*``);
-8. ``read_haystack`` — Haystack's own tracing (``haystack.*``);
-9. ``read_span_name`` — span-name fallbacks.
+- ``read_ours`` — agenteval-otel's own ``agenteval.*`` spans (evaluation spans are ignored);
+- ``read_langgraph`` — LangGraph nodes and routers (graph structure outranks a span's kind);
+- ``read_litellm`` — LiteLLM's OpenTelemetry callback (GenAI keys plus its own);
+- ``read_vercel_ai`` — the Vercel AI SDK's own ``ai.*`` spans (before GenAI: its model calls
+  also carry a few ``gen_ai.*`` keys);
+- ``read_logfire`` — Logfire's spans of the OpenAI Agents SDK (``logfire.msg_template``);
+- ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
+- ``read_openinference`` — OpenInference;
+- ``read_openllmetry`` — OpenLLMetry / Traceloop;
+- ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
+- ``read_mastra`` — Mastra's AI tracing through ``@mastra/otel-exporter`` (``mastra.*``);
+- ``read_haystack`` — Haystack's own tracing (``haystack.*``);
+- ``read_langfuse`` — the Langfuse SDK (``langfuse.observation.*``);
+- ``read_mlflow`` — MLflow tracing (``mlflow.spanType``);
+- ``read_span_name`` — span-name fallbacks.
 
 The first reader that recognises a span decides its role and name. Producers often write more
 than one convention on the same span (ADK tool spans carry both ``gen_ai.*`` and
@@ -50,19 +56,28 @@ from agenteval_otel.trajectory.conventions import (
     adk,
     genai,
     haystack,
+    langfuse,
     langgraph,
+    litellm,
+    logfire,
     mastra,
+    mlflow,
     openinference,
     openllmetry,
     ours,
+    vercel_ai,
 )
 from agenteval_otel.trajectory.conventions.adk import read_adk
 from agenteval_otel.trajectory.conventions.declarative import DeclarativeReader, load_readers
 from agenteval_otel.trajectory.conventions.fallback import read_span_name
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.haystack import read_haystack
+from agenteval_otel.trajectory.conventions.langfuse import read_langfuse
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
+from agenteval_otel.trajectory.conventions.litellm import read_litellm
+from agenteval_otel.trajectory.conventions.logfire import read_logfire
 from agenteval_otel.trajectory.conventions.mastra import read_mastra
+from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
@@ -74,6 +89,7 @@ from agenteval_otel.trajectory.conventions.reading import (
     SpanRole,
     ToolResponse,
 )
+from agenteval_otel.trajectory.conventions.vercel_ai import read_vercel_ai
 from agenteval_otel.trajectory.spans import SpanRecord
 
 __all__ = [
@@ -103,12 +119,17 @@ Reader = Callable[[SpanRecord], "SpanReading | None"]
 READERS: tuple[Reader, ...] = (
     read_ours,
     read_langgraph,
+    read_litellm,
+    read_vercel_ai,
+    read_logfire,
     read_genai,
     read_openinference,
     read_openllmetry,
     read_adk,
     read_mastra,
     read_haystack,
+    read_langfuse,
+    read_mlflow,
     read_span_name,
 )
 """The convention readers, in the order they are tried."""
@@ -116,12 +137,17 @@ READERS: tuple[Reader, ...] = (
 MARKERS: dict[Reader, Markers] = {
     read_ours: ours.MARKERS,
     read_langgraph: langgraph.MARKERS,
+    read_litellm: litellm.MARKERS,
+    read_vercel_ai: vercel_ai.MARKERS,
+    read_logfire: logfire.MARKERS,
     read_genai: genai.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
     read_adk: adk.MARKERS,
     read_mastra: mastra.MARKERS,
     read_haystack: haystack.MARKERS,
+    read_langfuse: langfuse.MARKERS,
+    read_mlflow: mlflow.MARKERS,
 }
 """Our readers' markers; a reader not in here is given every span."""
 

@@ -4,8 +4,10 @@ Operations: ``invoke_agent`` / ``invoke_workflow`` (an agent run), ``chat`` /
 ``generate_content`` / ``text_completion`` (a model call, with ``gen_ai.input.messages`` and
 ``gen_ai.output.messages`` as attributes or on a ``gen_ai.client.inference.operation.details``
 event), ``execute_tool`` (``gen_ai.tool.*``), ``handoff``; the ``invoke_node`` proposal for graph
-nodes. Producers covered include pydantic-ai (``final_result``, ``pydantic_ai.all_messages``),
-Google ADK with semconv content capture, the OpenTelemetry openai instrumentation and newer
+nodes. Producers covered include pydantic-ai (``final_result``, ``pydantic_ai.all_messages``;
+and its older data format, still chosen by ``event_mode='logs'``: ``agent run`` and ``running
+tool`` spans without an operation name, ``all_messages_events``, ``tool_arguments`` and
+``tool_response``), Google ADK with semconv content capture, the OpenTelemetry openai instrumentation and newer
 OpenLLMetry.
 """
 
@@ -44,11 +46,21 @@ _HANDOFF_TOOLS = frozenset({"transfer_to_agent"})  # Google ADK's agent transfer
 _PHANTOM_TOOLS = frozenset({"(merged tools)", "(merged)"})  # Google ADK after parallel calls
 _PYDANTIC_FINAL_RESULT = "final_result"
 _PYDANTIC_ALL_MESSAGES = "pydantic_ai.all_messages"
+_PYDANTIC_ALL_EVENTS = "all_messages_events"  # data format 1: the run's messages as events
+_PYDANTIC_AGENT_NAME = "agent_name"
+_PYDANTIC_TOOL_ARGUMENTS = "tool_arguments"  # data formats 1 and 2
+_PYDANTIC_TOOL_RESPONSE = "tool_response"
+_PYDANTIC_SCOPE = "pydantic-ai"
+_PYDANTIC_RETRY = "\n\nFix the errors and try again."  # how pydantic-ai ends a retry prompt to the model
+_PYDANTIC_AGENT_SPAN, _PYDANTIC_TOOL_SPAN, _PYDANTIC_OUTPUT_SPAN = "agent run", "running tool", "running output function"
 _SESSION_ID = "session.id"
 _SEMANTIC_KERNEL = "semantic_kernel."
 _INPUT_TOKENS = (attr.GEN_AI_USAGE_INPUT_TOKENS, attr.GEN_AI_USAGE_PROMPT_TOKENS)
 _OUTPUT_TOKENS = (attr.GEN_AI_USAGE_OUTPUT_TOKENS, attr.GEN_AI_USAGE_COMPLETION_TOKENS)
-MARKERS = Markers(frozenset({attr.GEN_AI_OPERATION_NAME, attr.GEN_AI_REQUEST_MODEL}))
+MARKERS = Markers(
+    frozenset({attr.GEN_AI_OPERATION_NAME, attr.GEN_AI_REQUEST_MODEL, _PYDANTIC_ALL_EVENTS, _PYDANTIC_TOOL_ARGUMENTS}),
+    span_names=frozenset({_PYDANTIC_AGENT_SPAN, _PYDANTIC_TOOL_SPAN, _PYDANTIC_OUTPUT_SPAN}),
+)
 
 
 def _suffix(name: str, operation: str) -> str:
@@ -101,8 +113,10 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
         return SpanReading(SpanRole.IGNORED, name, NAME)
     if name in _HANDOFF_TOOLS:
         return SpanReading(SpanRole.HANDOFF, name, NAME)
-    recorded_args = a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS)
-    recorded_result = a.get(attr.GEN_AI_TOOL_CALL_RESULT)
+    if record.name == _PYDANTIC_OUTPUT_SPAN or str(a.get("logfire.msg", "")).startswith(_PYDANTIC_OUTPUT_SPAN):
+        return SpanReading(SpanRole.IGNORED, name, NAME)  # pydantic-ai's output function: the answer, not a tool
+    recorded_args = a.get(attr.GEN_AI_TOOL_CALL_ARGUMENTS, a.get(_PYDANTIC_TOOL_ARGUMENTS))
+    recorded_result = a.get(attr.GEN_AI_TOOL_CALL_RESULT, a.get(_PYDANTIC_TOOL_RESPONSE))
     if (recorded_args is None or recorded_result is None) and record.events:
         sent, received = _tool_call_events(record)
         recorded_args = sent if recorded_args is None else recorded_args
@@ -112,6 +126,10 @@ def _read_tool(record: SpanRecord, a: dict[str, Any]) -> SpanReading:
         args = unwrap_call_envelope(args)
     output = _callback_output(decode_result(recorded_result))
     result, call_id, error = unwrap_tool_message(output, a.get(attr.GEN_AI_TOOL_CALL_ID), record.error)
+    if error is None and record.scope_name == _PYDANTIC_SCOPE and isinstance(result, str) and result.endswith(
+        _PYDANTIC_RETRY
+    ):
+        error = result[: -len(_PYDANTIC_RETRY)]  # a retry prompt (older versions raise no error on the span)
     return SpanReading(
         SpanRole.TOOL,
         name,
@@ -153,8 +171,11 @@ def _callback_output(result: Any) -> Any:
 def _read_agent(record: SpanRecord, a: dict[str, Any], operation: str) -> SpanReading:
     inputs, outputs = _content(record)
     inputs = inputs or parse_messages(a.get(_PYDANTIC_ALL_MESSAGES))
+    if not inputs and _PYDANTIC_ALL_EVENTS in a:
+        inputs = event_messages(events_from_attribute(a[_PYDANTIC_ALL_EVENTS]))[0]
     final = a.get(_PYDANTIC_FINAL_RESULT)
-    name = a.get(attr.GEN_AI_AGENT_NAME) or a.get(attr.GEN_AI_WORKFLOW_NAME) or _suffix(record.name, operation)
+    name = (a.get(attr.GEN_AI_AGENT_NAME) or a.get(attr.GEN_AI_WORKFLOW_NAME) or a.get(_PYDANTIC_AGENT_NAME)
+            or _suffix(record.name, operation))
     return SpanReading(
         SpanRole.AGENT,
         str(name),
@@ -169,14 +190,26 @@ def _read_agent(record: SpanRecord, a: dict[str, Any], operation: str) -> SpanRe
     )
 
 
+def _operation_before_names(record: SpanRecord, a: dict[str, Any]) -> str | None:
+    """The operation of a span written before ``gen_ai.operation.name``: a model call, or
+    pydantic-ai's ``agent run`` / ``running tool`` / ``running output function``."""
+    if attr.GEN_AI_REQUEST_MODEL in a and (attr.GEN_AI_SYSTEM in a or attr.GEN_AI_PROVIDER_NAME in a):
+        return attr.OP_CHAT
+    if attr.GEN_AI_TOOL_NAME in a and (record.name in (_PYDANTIC_TOOL_SPAN, _PYDANTIC_OUTPUT_SPAN)
+                                       or _PYDANTIC_TOOL_ARGUMENTS in a):
+        return attr.OP_EXECUTE_TOOL
+    if _PYDANTIC_ALL_EVENTS in a or (record.name == _PYDANTIC_AGENT_SPAN and _PYDANTIC_AGENT_NAME in a):
+        return attr.OP_INVOKE_AGENT
+    return None
+
+
 def read_genai(record: SpanRecord) -> SpanReading | None:
     """Read a span that follows the GenAI semantic conventions; ``None`` for any other."""
     a = record.attributes
     operation = a.get(attr.GEN_AI_OPERATION_NAME)
     if not isinstance(operation, str):
-        if attr.GEN_AI_REQUEST_MODEL in a and (attr.GEN_AI_SYSTEM in a or attr.GEN_AI_PROVIDER_NAME in a):
-            operation = attr.OP_CHAT  # before gen_ai.operation.name: a model call
-        else:
+        operation = _operation_before_names(record, a)
+        if operation is None:
             return None
     if operation == attr.OP_EXECUTE_TOOL:
         return _read_tool(record, a)

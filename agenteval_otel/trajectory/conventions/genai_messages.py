@@ -3,8 +3,9 @@
 A message is ``{"role": ..., "parts": [...]}`` with parts of type ``text`` (``content``),
 ``tool_call`` (``id``, ``name``, ``arguments``) and ``tool_call_response`` (``id``,
 ``response``). Producers also write ``result`` for ``response``, arguments as a JSON string, the
-older OpenAI-style ``{"role", "content", "tool_calls"}`` messages, and content as Bedrock Converse
-blocks (``text``, ``toolUse``, ``toolResult``; Strands Agents records these); all are read.
+older OpenAI-style ``{"role", "content", "tool_calls" | "function_call"}`` messages (LangChain's
+dicts name a call's arguments ``args``), and content as Bedrock Converse blocks (``text``,
+``toolUse``, ``toolResult``; Strands Agents records these); all are read.
 
 >>> messages = parse_messages('[{"role": "assistant", "parts": [{"type": "tool_call", '
 ...     '"name": "get_weather", "arguments": {"city": "Paris"}, "id": "c1"}]}]')
@@ -14,7 +15,7 @@ blocks (``text``, ``toolUse``, ``toolResult``; Strands Agents records these); al
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agenteval_otel.trajectory.conventions.reading import (
@@ -39,7 +40,7 @@ def requested_call(name: Any, arguments: Any, call_id: Any) -> RequestedToolCall
     )
 
 
-def _from_parts(role: str, parts: list[Any]) -> ChatMessage:
+def _from_parts(role: str, parts: list[Any], message: Mapping[str, Any]) -> ChatMessage:
     texts: list[str] = []
     calls: list[RequestedToolCall] = []
     responses: list[ToolResponse] = []
@@ -58,6 +59,11 @@ def _from_parts(role: str, parts: list[Any]) -> ChatMessage:
             response = part.get("response", part.get("result"))
             responses.append(ToolResponse(part.get("id"), decode_result(response), part.get("name")))
     text = "".join(texts) if texts else None
+    if not calls and message.get("tool_calls"):
+        calls = list(_openai_calls(message))  # OpenAI's calls beside the parts (LiteLLM)
+    if role == "tool" and not responses and message.get("tool_call_id"):
+        responses.append(ToolResponse(str(message["tool_call_id"]), decode_result(text), message.get("name")))
+        text = None
     return ChatMessage(role, text, tuple(calls), tuple(responses))
 
 
@@ -112,17 +118,24 @@ def _from_openai(message: Mapping[str, Any], role: str) -> ChatMessage:
     blocks = converse_blocks(message.get("content"))
     if blocks is not None:
         return _from_converse(role, blocks)
-    calls = []
-    for call in message.get("tool_calls") or ():
-        if isinstance(call, dict):
-            function = call["function"] if isinstance(call.get("function"), dict) else call
-            calls.append(requested_call(function.get("name"), function.get("arguments"), call.get("id")))
+    calls = tuple(_openai_calls(message))
     responses: tuple[ToolResponse, ...] = ()
     text = message_text(message.get("content"))
     if role == "tool" and message.get("tool_call_id"):
         responses = (ToolResponse(message["tool_call_id"], decode_result(text), message.get("name")),)
         text = None
-    return ChatMessage(role, text, tuple(calls), responses)
+    return ChatMessage(role, text, calls, responses)
+
+
+def _openai_calls(message: Mapping[str, Any]) -> Iterator[RequestedToolCall]:
+    for call in message.get("tool_calls") or ():
+        if isinstance(call, dict):
+            function = call["function"] if isinstance(call.get("function"), dict) else call
+            arguments = function["arguments"] if "arguments" in function else function.get("args")  # LangChain: args
+            yield requested_call(function.get("name"), arguments, call.get("id"))
+    if isinstance(message.get("function_call"), dict):  # OpenAI's legacy single call
+        function = message["function_call"]
+        yield requested_call(function.get("name"), function.get("arguments"), None)
 
 
 def parse_messages(value: Any) -> tuple[ChatMessage, ...]:
@@ -142,7 +155,7 @@ def parse_messages(value: Any) -> tuple[ChatMessage, ...]:
         role = normalize_role(message.get("role"))
         parts = message.get("parts")
         if isinstance(parts, list):
-            messages.append(_from_parts(role, parts))
+            messages.append(_from_parts(role, parts, message))
         else:
             messages.append(_from_openai(message, role))
     return tuple(messages)

@@ -57,11 +57,13 @@ class RequestedToolCall:
 
 @dataclass(slots=True)
 class ToolResponse:
-    """A tool result sent back to a model."""
+    """A tool result sent back to a model; ``error``: why the call failed, when the producer
+    marked the result as a failure."""
 
     call_id: str | None
     response: Any
     name: str | None = None
+    error: str | None = None
 
 
 @dataclass(slots=True)

@@ -20,8 +20,9 @@ A second scenario, a travel-booking agent (``serve("travel")``, see :func:`trave
 unknown flight); its texts and arguments hold non-ASCII city names, and tool arguments are sent as
 UTF-8, not ``\\u`` escapes, as OpenAI does.
 
-When the request offers a tool named ``final_answer`` (smolagents), the answer is given by
-calling it instead of as text. Frameworks that replay earlier tool rounds as plain text (smolagents
+When the request offers a tool named ``final_answer`` (smolagents, BeeAI's ``RequirementAgent``),
+the answer is given by calling it instead of as text, under the name of its first parameter
+(``answer`` for smolagents, ``response`` for BeeAI). Frameworks that replay earlier tool rounds as plain text (smolagents
 sends a past call as an assistant message "Calling tools:\n[...]" and its result as a *user*
 message "Observation:\n..." or "[Call id: ...\n]Error:\n...", and merges consecutive user messages
 into one text, "New task:\n..." included) are understood too: user text is cut at those markers,
@@ -246,8 +247,10 @@ def _dspy_reply(messages: list[dict[str, Any]], play: Script = script) -> str | 
             "[[ ## completed ## ]]")
 
 
-def decide(messages: list[dict[str, Any]], tool_names: set[str], scenario: str = "weather") -> dict[str, Any]:
-    """The assistant message the script of ``scenario`` (a key of ``SCRIPTS``) answers ``messages`` with."""
+def decide(messages: list[dict[str, Any]], tool_names: set[str], scenario: str = "weather",
+           answer_key: str = "answer") -> dict[str, Any]:
+    """The assistant message the script of ``scenario`` (a key of ``SCRIPTS``) answers ``messages`` with;
+    ``answer_key``: the parameter of an offered ``final_answer`` tool."""
     play = SCRIPTS[scenario]
     dspy_text = _dspy_reply(messages, play)
     if dspy_text is not None:
@@ -256,7 +259,7 @@ def decide(messages: list[dict[str, Any]], tool_names: set[str], scenario: str =
     specs, answer = play(question, rounds)
     calls = [_call(name, args) for name, args in specs]
     if answer is not None and "final_answer" in tool_names:
-        calls, answer = [_call("final_answer", {"answer": answer})], None
+        calls, answer = [_call("final_answer", {answer_key: answer})], None
     message: dict[str, Any] = {"role": "assistant", "content": answer}
     if calls:
         message["tool_calls"] = calls
@@ -290,8 +293,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        tools = {t.get("function", {}).get("name") for t in request.get("tools") or [] if isinstance(t, dict)}
-        message = decide(request.get("messages") or [], tools, self.scenario)
+        functions = [t.get("function") or {} for t in request.get("tools") or [] if isinstance(t, dict)]
+        tools = {f.get("name") for f in functions}
+        final = next((f for f in functions if f.get("name") == "final_answer"), {})
+        answer_key = next(iter((final.get("parameters") or {}).get("properties") or {}), "answer")
+        message = decide(request.get("messages") or [], tools, self.scenario, answer_key)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
         usage = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
         completion_id, created, model = _next_id("chatcmpl"), int(time.time()), request.get("model") or "gpt-4o-mini"
