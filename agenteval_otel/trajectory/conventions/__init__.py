@@ -7,6 +7,7 @@ None``, tried in order:
 - ``read_vercel_ai`` — the Vercel AI SDK's own ``ai.*`` spans (before GenAI: its model calls
   also carry a few ``gen_ai.*`` keys);
 - ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
+- ``read_openlit`` — OpenLIT's own keys beside them (a reply's tool calls without content);
 - ``read_openinference`` — OpenInference;
 - ``read_openllmetry`` — OpenLLMetry / Traceloop;
 - ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
@@ -57,6 +58,7 @@ from agenteval_otel.trajectory.conventions import (
     langgraph,
     litellm,
     openinference,
+    openlit,
     openllmetry,
     ours,
     vercel_ai,
@@ -70,6 +72,7 @@ from agenteval_otel.trajectory.conventions.langfuse import read_langfuse
 from agenteval_otel.trajectory.conventions.langgraph import read_langgraph
 from agenteval_otel.trajectory.conventions.litellm import read_litellm
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
+from agenteval_otel.trajectory.conventions.openlit import read_openlit
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
 from agenteval_otel.trajectory.conventions.reading import (
@@ -113,6 +116,7 @@ READERS: tuple[Reader, ...] = (
     read_litellm,
     read_vercel_ai,
     read_genai,
+    read_openlit,
     read_openinference,
     read_openllmetry,
     read_adk,
@@ -128,6 +132,7 @@ MARKERS: dict[Reader, Markers] = {
     read_litellm: litellm.MARKERS,
     read_vercel_ai: vercel_ai.MARKERS,
     read_genai: genai.MARKERS,
+    read_openlit: openlit.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
     read_adk: adk.MARKERS,
