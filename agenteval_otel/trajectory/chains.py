@@ -43,7 +43,7 @@ __all__ = ["ModelCallChains", "error_reported", "join_model_calls"]
 
 _MAX_OPEN = 10_000
 """Calls held open for a continuation; beyond this the oldest is let go as it is."""
-_ERROR_PREFIXES = ("Error:", "error:", "ERROR:")
+_ERROR_PREFIXES = ("Error:", "error:", "ERROR:", "Error executing tool:")  # the last is CrewAI's
 
 
 def error_reported(response: Any) -> str | None:

@@ -8,6 +8,7 @@ None``, tried in order:
   also carry a few ``gen_ai.*`` keys);
 - ``read_logfire`` — Logfire's spans of the OpenAI Agents SDK (``logfire.msg_template``);
 - ``read_genai`` — the OpenTelemetry GenAI semantic conventions;
+- ``read_openlit`` — OpenLIT's own keys beside them (a reply's tool calls without content);
 - ``read_openinference`` — OpenInference;
 - ``read_openllmetry`` — OpenLLMetry / Traceloop;
 - ``read_adk`` — Google ADK's older ``gcp.vertex.agent.*`` keys;
@@ -63,6 +64,7 @@ from agenteval_otel.trajectory.conventions import (
     mastra,
     mlflow,
     openinference,
+    openlit,
     openllmetry,
     ours,
     vercel_ai,
@@ -79,6 +81,7 @@ from agenteval_otel.trajectory.conventions.logfire import read_logfire
 from agenteval_otel.trajectory.conventions.mastra import read_mastra
 from agenteval_otel.trajectory.conventions.mlflow import read_mlflow
 from agenteval_otel.trajectory.conventions.openinference import read_openinference
+from agenteval_otel.trajectory.conventions.openlit import read_openlit
 from agenteval_otel.trajectory.conventions.openllmetry import read_openllmetry
 from agenteval_otel.trajectory.conventions.ours import read_ours
 from agenteval_otel.trajectory.conventions.reading import (
@@ -123,6 +126,7 @@ READERS: tuple[Reader, ...] = (
     read_vercel_ai,
     read_logfire,
     read_genai,
+    read_openlit,
     read_openinference,
     read_openllmetry,
     read_adk,
@@ -141,6 +145,7 @@ MARKERS: dict[Reader, Markers] = {
     read_vercel_ai: vercel_ai.MARKERS,
     read_logfire: logfire.MARKERS,
     read_genai: genai.MARKERS,
+    read_openlit: openlit.MARKERS,
     read_openinference: openinference.MARKERS,
     read_openllmetry: openllmetry.MARKERS,
     read_adk: adk.MARKERS,

@@ -8,6 +8,13 @@ decorators write ``{"args": [...], "kwargs": {...}}``; the LangChain instrumenta
 carry ``llm.request.type`` and either the flattened ``gen_ai.prompt.N.*`` /
 ``gen_ai.completion.N.*`` (with ``tool_calls.M.{id,name,arguments}``) or the newer
 ``gen_ai.input.messages`` / ``gen_ai.output.messages`` JSON.
+
+The CrewAI instrumentation writes ``crewai.*`` attributes instead of entity input and output: the
+kickoff span ``crewai.workflow`` (no span kind) holds ``crewai.crew.*`` and the crew's answer in
+``crewai.crew.result``; a task span (kind ``task``) holds ``crewai.task.description`` (the task
+as the crew was given it, ``{placeholders}`` filled in from the kickoff inputs: what the user
+asked, where CrewAI's model prompt wraps it in its ``Current Task: ...`` template) and its answer
+in ``traceloop.entity.output``; an agent span (kind ``agent``) holds ``crewai.agent.role``.
 """
 
 from __future__ import annotations
@@ -59,7 +66,13 @@ TASK_TOOL_ARGUMENTS = "tool.arguments"
 _INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
 _OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 _SESSION_KEYS = ("session_id", "conversation_id", "thread_id")
-MARKERS = Markers(frozenset({SPAN_KIND, REQUEST_TYPE}), (PROMPTS + ".", COMPLETIONS + "."))
+CREW_ID = "crewai.crew.id"
+CREW_NAME = "crewai.crew.name"
+CREW_RESULT = "crewai.crew.result"
+TASK_DESCRIPTION = "crewai.task.description"
+TASK_AGENT = "crewai.task.agent"
+AGENT_ROLE = "crewai.agent.role"
+MARKERS = Markers(frozenset({SPAN_KIND, REQUEST_TYPE, CREW_ID}), (PROMPTS + ".", COMPLETIONS + "."))
 
 
 def entity_value(value: Any) -> Any:
@@ -179,11 +192,29 @@ def _is_model_call(a: Mapping[str, Any]) -> bool:
     return REQUEST_TYPE in a or any(key.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for key in a)
 
 
+def _read_crewai(record: SpanRecord, a: Mapping[str, Any]) -> SpanReading:
+    """A CrewAI crew kickoff (its answer) or task (what it was asked, its answer) as an agent run."""
+    if TASK_DESCRIPTION in a:
+        name, text, output = a.get(TASK_AGENT) or record.name, a[TASK_DESCRIPTION], a.get(ENTITY_OUTPUT)
+    else:
+        name, text, output = a.get(CREW_NAME) or record.name, None, a.get(CREW_RESULT)
+    return SpanReading(
+        SpanRole.AGENT,
+        str(name),
+        NAME,
+        input=None if text is None else str(text),
+        output=None if output is None else str(output),
+        conversation_id=_session(a),
+    )
+
+
 def read_openllmetry(record: SpanRecord) -> SpanReading | None:
     """Read an OpenLLMetry span; ``None`` for any other."""
     a = record.attributes
     kind = a.get(SPAN_KIND)
     if kind is None:
+        if CREW_ID in a:
+            return _read_crewai(record, a)
         if _is_model_call(a):
             return SpanReading(
                 SpanRole.MODEL,
@@ -201,11 +232,14 @@ def read_openllmetry(record: SpanRecord) -> SpanReading | None:
         return _read_tool(record, a)
     if kind == "task" and a.get(TASK_TOOL_NAME):
         return _read_tool_task(record, a)
+    if kind == "task" and TASK_DESCRIPTION in a:
+        return _read_crewai(record, a)
     if kind == "handoff":
         return SpanReading(SpanRole.HANDOFF, record.name, NAME)
     if kind in ("workflow", "agent") or (kind == "task" and record.parent_id is None):
         name = (
             a.get(AGENT_NAME)
+            or a.get(AGENT_ROLE)
             or a.get(ENTITY_NAME)
             or a.get(WORKFLOW_NAME)
             or _suffix_removed(_suffix_removed(record.name, ".agent"), ".workflow")
