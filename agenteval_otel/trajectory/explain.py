@@ -214,11 +214,19 @@ def _warnings(scope: Sequence[_Span], trajectory: Trajectory) -> Iterator[Covera
         )
     if not (trajectory.final_response or "").strip() and scope:
         root = scope[0]
-        if _has_output(root):
+        if _has_output(root) and not _asks_for_tools_only(root):
             yield CoverageWarning(
                 FINAL_ANSWER_NOT_READ,
                 f"{where}: the root span {root.record.name!r} has output but the trajectory has no final answer",
             )
+
+
+def _asks_for_tools_only(span: _Span) -> bool:
+    """Whether the span is a model call whose reply only asks for tools (a turn's call before the
+    last, traced alone): it has no answer to read."""
+    reading = span.reading
+    return (reading is not None and bool(reading.requested_tool_calls)
+            and not any(m.has_text for m in reading.output_messages))
 
 
 def _has_output(span: _Span) -> bool:

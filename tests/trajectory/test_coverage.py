@@ -69,6 +69,17 @@ def test_a_root_output_no_reader_understood_is_a_warning(tmp_path: Path, capsys:
     ]
 
 
+def test_a_model_call_traced_alone_that_only_asks_for_tools_has_no_answer_to_miss(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    litellm = Path(__file__).resolve().parents[1] / "data" / "corpus" / "litellm_otel" / "run1_sequential.otlp.json"
+    lines = _explained(litellm, capsys)
+    assert [line for line in lines if line.startswith("  coverage:")] == [
+        "  coverage: 2 spans: 2 read (litellm 2), 0 by fallback, 0 unread"] * 3
+    warnings = [line for line in lines if line.startswith("  warning:")]
+    assert len(warnings) == 2 and all("no tool span was read" in line for line in warnings)
+
+
 def test_coverage_is_counted_only_where_asked() -> None:
     root = SpanRecord("a" * 32, "b" * 16, None, "MyAgent.run", attributes={"acme.output": "Sunny."})
     with counting_coverage() as tally:
