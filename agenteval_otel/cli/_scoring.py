@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agenteval_otel.cli._args import add_export_options, positive_float, positive_int
+from agenteval_otel.cli._args import add_export_options, non_negative_int, positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
 from agenteval_otel.cli._inputs import add_readers_option, convention_readers, criteria_config, load_eval_set
 from agenteval_otel.cli._sources import add_source_options, source_id, trace_source
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                         timeout_s=args.timeout, criterion_timeout_s=args.timeout, num_runs=args.runs,
                         tags=args.tags or (), run_id=args.run_id)
     total = _selected_or_error(runner, eval_set, args)
-    files = _report_files(args)
+    files = _report_files(args, eval_set)
     with (_result_export(args, eval_set.eval_set_id) as exports,
           _recording(eval_set.eval_set_id, runner.config, args, "run", total, files) as (done, sinks)):
         handle = configure(service_name="agenteval")
@@ -68,7 +68,7 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     config = criteria_config(args, eval_set)
     source = trace_source(args)
     readers = convention_readers(args)
-    files = _report_files(args)
+    files = _report_files(args, eval_set)
     run_id = eval_set.eval_set_id if eval_set is not None else source_id(args)
     # invocations matched to no case are scored too when the config has reference-free criteria
     total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
@@ -114,13 +114,17 @@ def _evaluate_on_ray(args: argparse.Namespace, eval_set: EvalSet | None, config:
     return _finish(report, args, files)
 
 
-def _report_files(args: argparse.Namespace) -> list[ReportFile]:
-    """The report files asked for (``--report``, ``--junit``, ``--html``), as sinks."""
-    from agenteval_otel.reports import ReportFile, ReportFormat
+def _report_files(args: argparse.Namespace, eval_set: EvalSet | None) -> list[ReportFile]:
+    """The report files asked for (``--report``, ``--junit``, ``--html``, ``--csv``), as sinks,
+    listing as much of a large run as ``--report-full-cases`` and ``--report-full-failures`` say."""
+    from agenteval_otel.reports import ReportFile, ReportFormat, ReportLimits
 
     asked: tuple[tuple[ReportFormat, str | None], ...] = (
-        ("json", args.report), ("junit", args.junit), ("html", args.html))
-    return [ReportFile(path, kind) for kind, path in asked if path]
+        ("json", args.report), ("junit", args.junit), ("html", args.html), ("csv", args.csv))
+    given = {"full_cases": args.report_full_cases, "full_failures": args.report_full_failures}
+    limits = ReportLimits(**{name: value for name, value in given.items() if value is not None})
+    tags = {case.eval_id: case.tags for case in eval_set.eval_cases if case.tags} if eval_set is not None else {}
+    return [ReportFile(path, kind, limits=limits, tags=tags) for kind, path in asked if path]
 
 
 def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[ReportFile]) -> int:
@@ -274,6 +278,13 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="FILE", help="write the report as JSON")
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML")
     parser.add_argument("--html", metavar="FILE", help="write the report as a self-contained HTML page")
+    parser.add_argument("--csv", metavar="FILE", help="write the report as CSV, one row per case and criterion")
+    parser.add_argument("--report-full-cases", type=non_negative_int, metavar="N",
+                        help="above N cases the JSON and HTML reports keep the statistics and plots and "
+                             "list only the first failures in full (500)")
+    parser.add_argument("--report-full-failures", type=non_negative_int, metavar="N",
+                        help="above --report-full-cases: how many failed or errored cases are "
+                             "listed in full; the others are counted (20)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the results of an interrupted run (its run file) and run only "
                              "the cases left")

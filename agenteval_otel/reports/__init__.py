@@ -1,5 +1,6 @@
 """Everything that renders for people: the console report (rich), the eval-set and trajectory
-tables, and the report files (JSON, JUnit XML, one self-contained HTML page).
+tables, the report files (JSON, JUnit XML, CSV, one self-contained HTML page) and the plots
+(inline SVG) they and other pages draw.
 
 >>> from agenteval_otel.evalsets import EvalSetBuilder
 >>> from agenteval_otel.evaluation import evaluate
@@ -18,12 +19,23 @@ from agenteval_otel.reports._console import (
     runs_table,
     summary_line,
 )
+from agenteval_otel.reports._csv import CSV_COLUMNS, csv_lines, write_csv
 from agenteval_otel.reports._diff import TOOL_CRITERION, tool_call_rows
 from agenteval_otel.reports._experiments import comparison_table, experiment_table
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.reports._judge import judge_lines, usage_text
 from agenteval_otel.reports._junit import junit_xml, write_junit
+from agenteval_otel.reports._plots import (
+    Estimate,
+    bar_chart_svg,
+    bin_counts,
+    distribution_svg,
+    forest_plot_svg,
+    histogram_svg,
+    percentiles,
+)
 from agenteval_otel.reports._progress import ProgressSink, RunProgress, WorkRead, progress_sink
+from agenteval_otel.reports._scale import ReportLimits, scaled_report
 from agenteval_otel.reports._trajectories import iter_trajectories_json, trajectories_json, trajectories_table
 from agenteval_otel.reports._writers import ReportFile, ReportFormat
 
@@ -50,12 +62,25 @@ __all__ = [
     "trajectories_json",
     "trajectories_table",
     # report files
+    "CSV_COLUMNS",
     "ReportFile",
     "ReportFormat",
+    "ReportLimits",
+    "csv_lines",
+    "scaled_report",
+    "write_csv",
     "junit_xml",
     "render_html",
     "write_html",
     "write_junit",
+    # plots (inline SVG)
+    "Estimate",
+    "bar_chart_svg",
+    "bin_counts",
+    "distribution_svg",
+    "forest_plot_svg",
+    "histogram_svg",
+    "percentiles",
     # shared by every report
     "TOOL_CRITERION",
     "judge_lines",

@@ -28,6 +28,8 @@ from typing import IO
 
 from agenteval_otel.reports._diff import tool_call_rows
 from agenteval_otel.reports._judge import judge_lines
+from agenteval_otel.reports._plots import bar_chart_svg, bin_counts, distribution_svg, histogram_svg
+from agenteval_otel.reports._scale import SCORE_BINS, Aggregates, CaseTags, ReportLimits
 from agenteval_otel.results import (
     CriterionResult,
     CriterionStats,
@@ -40,28 +42,31 @@ from agenteval_otel.results import (
 __all__ = ["render_html", "write_html"]
 
 
-def write_html(report: EvalReport, path: str | os.PathLike[str]) -> Path:
+def write_html(report: EvalReport, path: str | os.PathLike[str], *, limits: ReportLimits | None = None,
+               tags: CaseTags | None = None) -> Path:
     """Write the page of ``report`` to ``path`` as UTF-8, creating parent folders; the path.
-    The page is written piece by piece, and each case result is read once."""
+    The page is written piece by piece, and each case result is read once. ``limits``: how
+    many cases are listed (see ``ReportLimits``); ``tags``: each case's tags by eval id (for
+    the pass rate per tag)."""
     file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
     with file.open("w", encoding="utf-8", newline="") as out:
-        out.writelines(_page(report))
+        out.writelines(_page(report, limits or ReportLimits(), tags or {}))
     return file
 
 
-def render_html(report: EvalReport) -> str:
-    """The report as a complete HTML document."""
-    return "".join(_page(report))
+def render_html(report: EvalReport, *, limits: ReportLimits | None = None, tags: CaseTags | None = None) -> str:
+    """The report as a complete HTML document (``limits`` and ``tags`` as for :func:`write_html`)."""
+    return "".join(_page(report, limits or ReportLimits(), tags or {}))
 
 
-def _page(report: EvalReport) -> Iterator[str]:
+def _page(report: EvalReport, limits: ReportLimits, tags: CaseTags) -> Iterator[str]:
     """The document in pieces. Each case result is read once: its row and its details are
-    rendered then and set aside in temporary files, the table's columns (every criterion
-    scored) and the chart's thresholds gathered on the way."""
+    rendered then (if it is listed) and set aside in temporary files, the table's columns
+    (every criterion scored) and the plots' numbers gathered on the way."""
     title = report.eval_set_name or report.eval_set_id
     with _spool() as rows, _spool() as details:
-        cases = _CasePass()
+        cases = _CasePass(Aggregates(tags), limits.lists_all(len(report.results)), limits.full_failures)
         for index, case in enumerate(report.results, 1):
             cases.add(index, case, rows, details)
         yield (
@@ -73,8 +78,9 @@ def _page(report: EvalReport) -> Iterator[str]:
         )
         yield _summary(report)
         yield _chart_section(report, cases.thresholds())
+        yield _plots_section(cases.aggregates)
         yield from _cases_table(cases, rows)
-        if cases.count:
+        if cases.listed:
             yield '<section aria-labelledby="details-title"><h2 id="details-title">Trajectories</h2>'
             yield from _read_back(details)
             yield "</section>"
@@ -94,17 +100,26 @@ def _read_back(spool: IO[str]) -> Iterator[str]:
 class _CasePass:
     """What the page needs from every case, gathered in one pass over the results."""
 
-    def __init__(self) -> None:
+    def __init__(self, aggregates: Aggregates, list_all: bool, full_failures: int) -> None:
         self.count = 0
+        self.listed = 0
         self.names: dict[str, None] = {}
-        self._thresholds: dict[str, Counter[float]] = {}
+        self.aggregates = aggregates
+        self.list_all = list_all
+        self.full_failures = full_failures
+        self.omitted: Counter[str] = Counter()
 
     def add(self, index: int, case: EvalCaseResult, rows: IO[str], details: IO[str]) -> None:
-        """Count ``case`` (the ``index``-th), and set its table row and its details aside."""
+        """Count ``case`` (the ``index``-th), and set its table row and its details aside if it
+        is listed: every case of a small run, the first failed or errored ones of a large one."""
         self.count += 1
+        self.aggregates.add(case)
         for r in case.criterion_results:
             self.names.setdefault(r.criterion)
-            self._thresholds.setdefault(r.criterion, Counter())[r.threshold] += 1
+        if not self.list_all and (case.status == "passed" or self.listed >= self.full_failures):
+            self.omitted[case.status] += 1
+            return
+        self.listed += 1
         cells = {r.criterion: _score_cell(r.criterion, r) for r in case.criterion_results}
         why = "".join(f"<div>{_e(line[len(case.eval_id) + 2:])}</div>" for line in case.problems())
         rows.write(json.dumps([f'<tr class="status-{case.status}"><th scope="row"><a href="#case-{index}">'
@@ -114,7 +129,7 @@ class _CasePass:
 
     def thresholds(self) -> dict[str, float]:
         """The threshold each criterion was scored against (the most common one, should they vary)."""
-        return {name: counts.most_common(1)[0][0] for name, counts in self._thresholds.items()}
+        return {name: counts.most_common(1)[0][0] for name, counts in self.aggregates.thresholds.items()}
 
 
 # --- header and summary ----------------------------------------------------------------------
@@ -241,10 +256,39 @@ def _chart_row(name: str, s: CriterionStats, threshold: float | None, y: int) ->
     return "".join(row)
 
 
+# --- the distributions ---------------------------------------------------------------------
+
+def _plots_section(aggregates: Aggregates) -> str:
+    """A histogram of each criterion's scores, the pass rate per tag, and the distributions of
+    agent time and tokens per case; nothing when there is nothing to plot."""
+    plots = [histogram_svg(*bin_counts(scores, SCORE_BINS, 0.0, 1.0), title=name, x_label="score",
+                           y_label="results", marker=aggregates.threshold(name))
+             for name, scores in aggregates.scores.items()]
+    if aggregates.tag_cases:
+        tallies = sorted(aggregates.tag_cases.items())
+        plots.append(bar_chart_svg([(tag, passed / total) for tag, (passed, total) in tallies],
+                                   title="Pass rate per tag", x_label="cases passed",
+                                   notes=[f"{passed}/{total}" for _, (passed, total) in tallies]))
+    if aggregates.latency_s:
+        plots.append(distribution_svg(aggregates.latency_s, title="Agent time per case", x_label="seconds",
+                                      unit=" s"))
+    if aggregates.tokens:
+        plots.append(distribution_svg(aggregates.tokens, title="Tokens per case", x_label="input + output tokens"))
+    if not plots:
+        return ""
+    figures = "".join(f'<figure class="plot-figure">{svg}</figure>' for svg in plots)
+    return (f'<section aria-labelledby="plots-title"><h2 id="plots-title">Distributions</h2>'
+            f'<div class="plots">{figures}</div></section>')
+
+
 # --- the table of cases ----------------------------------------------------------------------
 
 def _cases_table(cases: _CasePass, rows: IO[str]) -> Iterator[str]:
-    if not cases.count:
+    if not cases.listed:
+        if cases.count:
+            yield (f'<section aria-labelledby="cases-title"><h2 id="cases-title">Cases</h2>'
+                   f"{_omitted_note(cases)}</section>")
+            return
         yield ('<section aria-labelledby="cases-title"><h2 id="cases-title">Cases</h2>'
                '<p class="none">No case was run.</p></section>')
         return
@@ -258,7 +302,18 @@ def _cases_table(cases: _CasePass, rows: IO[str]) -> Iterator[str]:
     for line in rows:
         start, cells, end = json.loads(line)
         yield start + "".join(cells.get(name) or _score_cell(name, None) for name in names) + end
-    yield "</tbody></table></div></section>"
+    yield f"</tbody></table></div>{_omitted_note(cases)}</section>"
+
+
+def _omitted_note(cases: _CasePass) -> str:
+    if cases.list_all:
+        return ""
+    counts = ", ".join(f"{count:,} {status}" for status in ("passed", "failed", "errored")
+                       if (count := cases.omitted[status]))
+    listed = (f"the first {cases.listed:,} failed or errored cases are listed in full"
+              if cases.listed else "no case failed or errored")
+    return (f'<p class="omitted">{cases.count:,} cases: {listed}; {_e(counts or "none")} counted, '
+            "not listed (the summary, the statistics and the plots count every case).</p>")
 
 
 def _score_cell(name: str, result: CriterionResult | None) -> str:
@@ -515,6 +570,9 @@ white-space:nowrap;border:1px solid transparent}
 .score-chart .ok{fill:var(--pass-strong)}.score-chart .low{fill:var(--fail-strong)}
 .score-chart .rate{fill:var(--rate)}
 .score-chart .threshold{stroke:var(--thr);stroke-width:2.5;stroke-dasharray:4 2}
+.plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,28rem),1fr));gap:1rem 1.5rem}
+.plot-figure{margin:0;min-width:0}.plot-figure svg{display:block;height:auto}
+.omitted{color:var(--muted);margin:.6rem 0}
 figcaption{display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;font-size:.85rem;color:var(--muted);margin-top:.4rem}
 .key{display:inline-flex;align-items:center;gap:.35rem}
 .swatch{display:inline-block;width:.9rem;height:.9rem;border-radius:2px}

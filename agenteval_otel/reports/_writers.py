@@ -2,6 +2,9 @@
 or not at all (into a temporary file beside it, then moved onto its path), so a report that
 could not be written leaves no cut-off file and says why (``error``).
 
+Above ``limits.full_cases`` cases the JSON and HTML reports keep the aggregates and the first
+failures in full, and count the rest (``ReportLimits``); the CSV and JUnit reports list every case.
+
 A report may hold its results slim (a long offline run does): the JSON report still writes each
 case's actual trajectory, set aside in a temporary file as each result is submitted.
 
@@ -18,34 +21,42 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from agenteval_otel.reports._csv import write_csv
 from agenteval_otel.reports._html import write_html
 from agenteval_otel.reports._junit import write_junit
+from agenteval_otel.reports._scale import ReportLimits, scaled_report
 from agenteval_otel.results import EvalCaseResult, EvalReport, describe_error
 
 __all__ = ["ReportFile", "ReportFormat"]
 
-ReportFormat = Literal["json", "junit", "html"]
+ReportFormat = Literal["json", "junit", "html", "csv"]
 
 _WRITERS: dict[str, Callable[[EvalReport, Path], Path]] = {
     "json": lambda report, path: report.save(path),
     "junit": write_junit,
     "html": write_html,
+    "csv": write_csv,
 }
 
 
 class ReportFile:
-    """Writes the run's report to ``path`` as ``format`` (JSON, JUnit XML or HTML) at the end of
-    the run; ``written`` is the path once it has been written, ``error`` why it could not be."""
+    """Writes the run's report to ``path`` as ``format`` (JSON, JUnit XML, HTML or CSV) at the
+    end of the run; ``written`` is the path once it has been written, ``error`` why it could not
+    be. ``limits``: how much of a large run the JSON and HTML reports list; ``tags``: each eval
+    case's tags by eval id (the HTML report plots the pass rate per tag)."""
 
-    def __init__(self, path: str | os.PathLike[str], format: ReportFormat) -> None:
+    def __init__(self, path: str | os.PathLike[str], format: ReportFormat, *, limits: ReportLimits | None = None,
+                 tags: Mapping[str, Sequence[str]] | None = None) -> None:
         if format not in _WRITERS:
             raise ValueError(f"format must be one of {', '.join(_WRITERS)}, got {format!r}")
         self.path = Path(path)
         self.format = format
+        self.limits = limits or ReportLimits()
+        self.tags = dict(tags or {})
         self.written: Path | None = None
         self.error: str | None = None
         self._trajectories = _TrajectorySpool() if format == "json" else None
@@ -61,7 +72,11 @@ class ReportFile:
         trajectories = self._trajectories
         try:
             if trajectories is not None:
-                self.written = _atomically(self.path, lambda path: report.save(path, trajectories.data_of))
+                kept = scaled_report(report, self.limits, self.tags)
+                self.written = _atomically(self.path, lambda path: kept.save(path, trajectories.data_of))
+            elif self.format == "html":
+                self.written = _atomically(self.path, lambda path: write_html(report, path, limits=self.limits,
+                                                                              tags=self.tags))
             else:
                 self.written = _atomically(self.path, lambda path: _WRITERS[self.format](report, path))
         except Exception as exc:

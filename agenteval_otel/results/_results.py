@@ -697,6 +697,11 @@ class EvalReport(BaseModel):
     config_used: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     duration_seconds: float = 0.0
+    omitted: dict[str, int] | None = None
+    """In a report file of a large run: the cases counted and not listed in ``results``, by
+    status (``passed``, ``failed``, ``errored``); ``None`` when every case is listed."""
+    distributions: dict[str, Any] | None = None
+    """With ``omitted``: the run's score, tag, latency and token distributions."""
 
     @classmethod
     def from_results(
