@@ -322,10 +322,10 @@ def _hline(left: float, right: float, y: float) -> str:
 
 
 def _ticks(low: float, high: float) -> list[float]:
-    """Up to five round ticks from ``low`` to ``high``."""
+    """Up to five round ticks from ``low`` to ``high`` (counts: whole numbers)."""
     if high <= low:
         return [low]
-    raw = (high - low) / 4
+    raw = max(1.0, (high - low) / 4)
     step = 10 ** math.floor(math.log10(raw))
     step = next(s * step for s in (1, 2, 5, 10) if s * step >= raw)
     count = int((high - low) / step + 1e-9)
