@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["comparison_table", "experiment_table"]
+from agenteval_otel.reports._plots import Estimate, forest_plot_svg
+
+__all__ = ["comparison_forest_svg", "comparison_table", "experiment_table"]
 
 
 def experiment_table(result: Any) -> Any:
@@ -81,3 +83,22 @@ def comparison_table(comparison: Any) -> Any:
             parts.append(Text("\n".join([f"{title} ({len(keys)}, not compared):",
                                          *(f"  #{index} {query!r}" for index, query in keys)])))
     return Group(*parts)
+
+
+def comparison_forest_svg(comparison: Any) -> str:
+    """The comparison's per-metric deltas (B − A) with their confidence intervals as a forest
+    plot (inline SVG): regressions red, significant improvements green.
+
+    >>> from agenteval_otel.experiments import ExperimentRecord, ExperimentResult, compare
+    >>> def run(score): return ExperimentResult(records=[
+    ...     ExperimentRecord(query_index=i, query="q", scores={"m": score + i / 100}, metric_passed={"m": True},
+    ...                      passed=True) for i in range(8)])
+    >>> svg = comparison_forest_svg(compare(run(0.8), run(0.5)))
+    >>> 'class="plot forest"' in svg, "m: -0.300" in svg
+    (True, True)
+    """
+    estimates = [Estimate(metric.metric, metric.delta or 0.0, metric.ci_low, metric.ci_high,
+                          "bad" if metric.regressed else "good" if metric.significant else "neutral")
+                 for metric in comparison.metrics if metric.delta is not None]
+    return forest_plot_svg(estimates, title=f"{comparison.source_b or 'B'} vs {comparison.source_a or 'A'}: "
+                                            "per-metric deltas", x_label="delta of the mean (B − A), 95% CI")
