@@ -1,8 +1,11 @@
 """The evaluation report as one self-contained HTML page.
 
 The page shows the run's summary, a chart of each criterion's mean score and pass rate against
-its threshold, a table of cases, and per case the trajectory diff of every turn: tool calls,
-responses and node order, expected beside actual. Failed and errored cases start expanded.
+its threshold, the distributions (a histogram per criterion, the pass rate per tag, agent time
+and tokens per case), a table of cases, and per case the trajectory diff of every turn: tool
+calls, responses and node order, expected beside actual. Failed and errored cases start
+expanded. Above ``ReportLimits.full_cases`` cases only the first failures are listed, the rest
+counted.
 
 It loads nothing and runs nothing: styles are inline, the chart is inline SVG, expanding uses
 ``<details>``, and a Content-Security-Policy forbids every fetch and script, so the file reads
