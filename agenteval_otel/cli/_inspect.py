@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from agenteval_otel.cli._exits import EXIT_OK
@@ -68,8 +69,10 @@ def schema(args: argparse.Namespace) -> int:
     from agenteval_otel.experiments import QuerySet
     from agenteval_otel.loading import json_schema, write_json
 
-    model = {"evalset": EvalSet, "config": EvalConfig, "queryset": QuerySet}[args.kind]
-    document = json_schema(model.model_json_schema(), args.kind, SCHEMA_TITLES[args.kind])
+    schemas: dict[str, Callable[[], dict[str, Any]]] = {
+        "evalset": EvalSet.model_json_schema, "config": EvalConfig.model_json_schema,
+        "queryset": QuerySet.model_json_schema}
+    document = json_schema(schemas[args.kind](), args.kind, SCHEMA_TITLES[args.kind])
     if args.output:
         write_json(args.output, document)
     else:

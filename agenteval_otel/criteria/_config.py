@@ -260,7 +260,7 @@ class EvalConfig(SchemaReferenced):
     criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
     user_simulator_config: UserSimulatorConfig | None = None
 
-    @field_validator("criteria", mode="before")
+    @field_validator("criteria", mode="before", json_schema_input_type=dict[str, float | CriterionConfig])
     @classmethod
     def _canonical_names(cls, value: Any) -> Any:
         if not isinstance(value, dict):

@@ -80,17 +80,18 @@ class Invocation(_SharedFieldsSet):
     expected_node_order: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("user_content", mode="before")
+    @field_validator("user_content", mode="before", json_schema_input_type=str | MessageContent)
     @classmethod
     def _user_text(cls, value: Any) -> Any:
         return _as_message(value, "user")
 
-    @field_validator("expected_final_response", mode="before")
+    @field_validator("expected_final_response", mode="before",
+                     json_schema_input_type=str | MessageContent | None)
     @classmethod
     def _assistant_text(cls, value: Any) -> Any:
         return _as_message(value, "assistant")
 
-    @field_validator("expected_tool_trajectory", mode="before")
+    @field_validator("expected_tool_trajectory", mode="before", json_schema_input_type=list[str | ToolCall])
     @classmethod
     def _tool_names(cls, value: Any) -> Any:
         return _as_tool_calls(value)
