@@ -1,5 +1,6 @@
-"""Reading what the product reads: JSON and JSON Lines files, with errors that name the file, the
-line or JSON path, and what was expected; and users' own Python files (agents, criteria,
+"""Reading what the product reads: JSON, YAML and JSON Lines files, with errors that name the
+file, the line or JSON path, and what was expected; writing the documents it writes (JSON or
+YAML, with a ``$schema`` reference for editors); and users' own Python files (agents, criteria,
 parsers), imported under private names so they never disturb another module.
 
 One loader serves eval sets, configs, query sets, simulations, experiments and agents.
@@ -24,12 +25,13 @@ import importlib.util
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
 import pydantic_core
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from agenteval_otel.errors import AgentEvalError, ConfigError, EvalSetLoadError
 
@@ -44,7 +46,18 @@ __all__ = [
     "validation_message",
     "write_json",
     # YAML files
+    "YAML_SUFFIXES",
+    "is_yaml",
     "read_yaml",
+    "write_yaml",
+    # documents in either (eval sets, configs, query sets) and their JSON Schemas
+    "SCHEMA_KEY",
+    "Document",
+    "SchemaReferenced",
+    "json_schema",
+    "read_document",
+    "schema_reference",
+    "write_document",
     # users' Python files
     "import_file",
     "load_object",
@@ -96,23 +109,49 @@ def _read_json_checked(file: Path, error: type[AgentEvalError]) -> Any:
     return data
 
 
-def read_yaml(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError, *, hint: str = "") -> Any:
-    """The YAML document in ``path`` (safe loading: data, never objects), or ``error`` naming the
-    file and, for a syntax error, the line and column. PyYAML is optional: without it, ``error``
-    says so (``hint``: what else the user can do, e.g. write JSON)."""
+YAML_SUFFIXES = (".yaml", ".yml")
+"""The extensions of files read and written as YAML; any other is JSON (or JSON Lines)."""
+_YAML_EXTRA = "pip install 'agenteval-otel[yaml]'"
+
+
+def is_yaml(path: str | Path) -> bool:
+    """Whether ``path`` names a YAML file (``.yaml`` or ``.yml``)."""
+    return Path(path).suffix.lower() in YAML_SUFFIXES
+
+
+def _yaml_module(path: str | Path, error: type[AgentEvalError], hint: str, doing: str) -> Any:
     try:
         import yaml
     except ImportError:
-        raise error(f"{path}: reading YAML needs PyYAML (pip install pyyaml){hint}") from None
-    file = Path(path)
+        raise error(f"{path}: {doing} YAML needs PyYAML ({_YAML_EXTRA}){hint}") from None
+    return yaml
+
+
+def read_yaml(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError, *, hint: str = "") -> Any:
+    """The YAML document in ``path`` (safe loading: data, never objects), or ``error`` naming the
+    file and, for a syntax error, the line and column. PyYAML is optional: without it, ``error``
+    says so and names the extra to install (``hint``: what else the user can do, e.g. write JSON)."""
+    return _read_yaml_nodes(Path(path), error, hint)[0]
+
+
+def _read_yaml_nodes(file: Path, error: type[AgentEvalError], hint: str) -> tuple[Any, Any]:
+    """The data of a YAML file and its node tree (``None`` for an empty file), parsed once."""
+    yaml = _yaml_module(file, error, hint, "reading")
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{file}: no such file") from None
     except IsADirectoryError:
         raise error(f"{file}: is a directory; expected a YAML file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{file}: cannot be read ({exc})") from None
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = None if node is None else loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
@@ -120,7 +159,116 @@ def read_yaml(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError, 
     except RecursionError:
         raise error(_too_deep(file)) from None
     check_depth(data, file, error)
-    return data
+    return data, node
+
+
+def write_yaml(path: str | Path, data: Any, *, comment: str = "",
+               error: type[AgentEvalError] = ConfigError) -> Path:
+    """Write ``data`` as block-style UTF-8 YAML (keys in their order), after ``comment`` as a
+    first ``#`` line when given, creating parent folders; returns the path. Without PyYAML,
+    ``error`` names the extra to install."""
+    yaml = _yaml_module(path, error, "", "writing")
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    file.write_text((f"# {comment}\n" if comment else "") + text, encoding="utf-8")
+    return file
+
+
+# --- documents: eval sets, configs and query sets, in JSON or YAML -------------------------------
+SCHEMA_KEY = "$schema"
+"""The key of a document's reference to its JSON Schema; loading ignores it."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed JSON or YAML file: its data and, for YAML, the node tree that says on which line
+    each value stands."""
+
+    path: Path
+    data: Any
+    nodes: Any = None
+
+    def line_of(self, location: tuple[int | str, ...]) -> int | None:
+        """The line of the value at ``location`` (a pydantic error location: keys and list
+        indexes, union tags skipped), or of the deepest value on the way that the file has (a
+        missing field's object); ``None`` for JSON."""
+        node = self.nodes
+        if node is None:
+            return None
+        line: int = node.start_mark.line + 1
+        for part in location:
+            if node.id == "mapping" and isinstance(part, str):
+                found = next(((key, value) for key, value in node.value if key.value == part), None)
+                if found is not None:
+                    line, node = found[0].start_mark.line + 1, found[1]
+            elif node.id == "sequence" and isinstance(part, int) and 0 <= part < len(node.value):
+                node = node.value[part]
+                line = node.start_mark.line + 1
+        return line
+
+
+def read_document(path: str | Path, error: type[AgentEvalError] = EvalSetLoadError, *,
+                  hint: str = "") -> Document:
+    """The document in ``path``: YAML for ``.yaml``/``.yml`` (PyYAML needed; ``hint`` as for
+    :func:`read_yaml`), else JSON; any problem raises ``error`` naming the file and the line."""
+    file = Path(path)
+    if not is_yaml(file):
+        return Document(file, read_json(file, error))
+    data, nodes = _read_yaml_nodes(file, error, hint)
+    if nodes is None:
+        raise error(f"{file}: the file is empty; expected a YAML document")
+    return Document(file, data, nodes)
+
+
+def schema_reference(name: str) -> str:
+    """The ``$schema`` value of a document of kind ``name``: the file ``agenteval schema
+    name`` writes, beside the document."""
+    return f"./{name}.schema.json"
+
+
+def write_document(path: str | Path, data: dict[str, Any], schema: str) -> Path:
+    """Write a document of kind ``schema`` (``evalset``, ``config``, ``queryset``) to ``path``:
+    YAML for ``.yaml``/``.yml`` (headed by the ``yaml-language-server`` comment naming its
+    schema), else JSON; both carry ``$schema`` first so editors complete and check them."""
+    reference = schema_reference(schema)
+    document = {SCHEMA_KEY: reference, **data}
+    if is_yaml(path):
+        return write_yaml(path, document, comment=f"yaml-language-server: $schema={reference}")
+    return write_json(path, document)
+
+
+def _schema_key_allowed(schema: dict[str, Any]) -> None:
+    schema["properties"] = {
+        SCHEMA_KEY: {"type": "string", "description": "The JSON Schema of this file (ignored when loading)."},
+        **schema.get("properties", {}),
+    }
+
+
+class SchemaReferenced(BaseModel):
+    """A model stored as a document of its own: a ``$schema`` key is accepted (and dropped), and
+    its JSON Schema allows one."""
+
+    model_config = ConfigDict(json_schema_extra=_schema_key_allowed)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema_key_dropped(cls, data: Any) -> Any:
+        if isinstance(data, dict) and SCHEMA_KEY in data:
+            return {key: value for key, value in data.items() if key != SCHEMA_KEY}
+        return data
+
+
+def json_schema(schema: dict[str, Any], name: str, title: str) -> dict[str, Any]:
+    """A model's JSON Schema (``model_json_schema()``) as the file ``agenteval schema name``
+    writes: the meta-schema, an ``$id`` (the file's name, as documents reference it) and
+    ``title`` first."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{name}.schema.json",
+        **{key: value for key, value in schema.items() if key != "title"},
+        "title": title,
+    }
 
 
 def _too_deep(file: Path) -> str:
@@ -196,24 +344,29 @@ def _own_words(error: Any) -> str:
     return str(error["msg"])
 
 
-def validation_message(source: str | Path, exc: ValidationError) -> str:
-    """One readable message for a pydantic ``ValidationError`` from the file ``source``."""
+def validation_message(source: str | Path, exc: ValidationError, document: Document | None = None) -> str:
+    """One readable message for a pydantic ``ValidationError`` from the file ``source``; with
+    the YAML ``document`` validated, each path is preceded by its line."""
     by_path: dict[str, list[str]] = {}
+    lines: dict[str, int | None] = {}
     for err in exc.errors(include_url=False):
         expected = _own_words(err)
         if err["type"] not in {"missing", "value_error", "extra_forbidden"}:
             expected += f" (got {_described(err.get('input'))})"
         if err["type"] == "extra_forbidden":
             expected = "unknown field"
-        by_path.setdefault(json_path(tuple(err["loc"])), []).append(expected)
-    lines = [
-        f"{path}: {' or '.join(dict.fromkeys(msgs))}"
+        path = json_path(tuple(err["loc"]))
+        by_path.setdefault(path, []).append(expected)
+        if document is not None and path not in lines:
+            lines[path] = document.line_of(tuple(err["loc"]))
+    parts = [
+        ("" if lines.get(path) is None else f"line {lines[path]}: ") + f"{path}: {' or '.join(dict.fromkeys(msgs))}"
         for path, msgs in list(by_path.items())[:_MAX_LISTED_ERRORS]
     ]
-    more = len(by_path) - len(lines)
+    more = len(by_path) - len(parts)
     if more > 0:
-        lines.append(f"... and {more} more")
-    return f"{source}: " + "; ".join(lines)
+        parts.append(f"... and {more} more")
+    return f"{source}: " + "; ".join(parts)
 
 
 def validate_file_data(
@@ -221,12 +374,14 @@ def validate_file_data(
     data: Any,
     source: str | Path,
     error: type[AgentEvalError] = EvalSetLoadError,
+    document: Document | None = None,
 ) -> ModelT:
-    """Validate parsed file data against ``model``, raising ``error`` with the JSON path."""
+    """Validate parsed file data against ``model``, raising ``error`` with the JSON path (and,
+    for the YAML ``document`` the data came from, the line)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise error(validation_message(source, exc)) from None
+        raise error(validation_message(source, exc, document)) from None
 
 
 

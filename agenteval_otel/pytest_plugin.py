@@ -4,7 +4,7 @@ Installed with agenteval-otel, pytest loads this plugin by itself (entry point `
 
 * The ``agenteval`` fixture: ``agenteval.run(eval_set, agent, config=None, **options)`` (``await
   agenteval.arun(...)`` in async tests) evaluates ``agent`` and returns the ``EvalReport``.
-  ``eval_set`` is an ``EvalSet``, an ``EvalCase`` or the path of an ``.evalset.json`` file;
+  ``eval_set`` is an ``EvalSet``, an ``EvalCase`` or the path of an eval-set file (JSON or YAML);
   ``config`` an ``EvalConfig`` or the path of a config file; ``options`` are those of
   ``evaluate`` (``concurrency``, ``num_runs``, ``timeout_s``, ``tags``). For the length of the
   test our decorators' spans go to an in-memory tracer provider of the test's own

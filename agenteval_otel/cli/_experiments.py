@@ -29,6 +29,7 @@ def simulate(args: argparse.Namespace) -> int:
     from agenteval_otel.evaluation import run_sync
     from agenteval_otel.experiments import QuerySet, asimulate, expand, load_runner
     from agenteval_otel.judge import JudgeClient, JudgeSettings
+    from agenteval_otel.loading import is_yaml
     from agenteval_otel.reports import progress_sink
     from agenteval_otel.tracing import configure
 
@@ -39,7 +40,8 @@ def simulate(args: argparse.Namespace) -> int:
         before = len(queries)
         queries = expand(queries, args.expand, judge=judge)
         source = Path(args.queries)
-        saved = queries.save(args.expanded or source.with_name(source.name.split(".")[0] + ".expanded.jsonl"))
+        suffix = source.suffix if is_yaml(source) else ".jsonl"  # the format of the queries given
+        saved = queries.save(args.expanded or source.with_name(source.name.split(".")[0] + ".expanded" + suffix))
         if not args.quiet:
             Console(stderr=True).print(f"added {len(queries) - before} of {args.expand} new queries: wrote {saved}",
                                        highlight=False)
@@ -134,7 +136,7 @@ def add_commands(commands: Any) -> None:
                      help="with --expand: the model (default: AGENTEVAL_JUDGE_MODEL or the judge's default)")
     sim.add_argument("--expanded", metavar="FILE",
                      help="with --expand: where the expanded query set is saved "
-                          "(default: QUERIES.expanded.jsonl beside QUERIES)")
+                          "(default: QUERIES.expanded.jsonl beside QUERIES, .yaml for YAML queries)")
     sim.add_argument("--strict-requirements", action="store_true",
                      help="stop when a YAML spec's requirements are not met (default: a warning)")
     sim.add_argument("--quiet", action="store_true", help="print nothing but errors")

@@ -1,9 +1,11 @@
-"""``agenteval show`` and ``agenteval trajectory``: look at eval sets and traces without scoring."""
+"""``agenteval show``, ``agenteval trajectory`` and ``agenteval schema``: look at eval sets and
+traces without scoring, and write the JSON Schemas of the files the product reads."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from agenteval_otel.cli._exits import EXIT_OK
@@ -54,10 +56,34 @@ def trajectory(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+SCHEMA_TITLES = {"evalset": "agenteval-otel eval set", "config": "agenteval-otel eval config",
+                 "queryset": "agenteval-otel query set"}
+
+
+def schema(args: argparse.Namespace) -> int:
+    """Write the JSON Schema of an eval set, a config or a query set, to stdout or ``--output``."""
+    import json
+
+    from agenteval_otel.criteria import EvalConfig
+    from agenteval_otel.evalsets import EvalSet
+    from agenteval_otel.experiments import QuerySet
+    from agenteval_otel.loading import json_schema, write_json
+
+    schemas: dict[str, Callable[[], dict[str, Any]]] = {
+        "evalset": EvalSet.model_json_schema, "config": EvalConfig.model_json_schema,
+        "queryset": QuerySet.model_json_schema}
+    document = json_schema(schemas[args.kind](), args.kind, SCHEMA_TITLES[args.kind])
+    if args.output:
+        write_json(args.output, document)
+    else:
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    return EXIT_OK
+
+
 def add_commands(commands: Any) -> None:
-    """``show`` and ``trajectory``."""
+    """``show``, ``trajectory`` and ``schema``."""
     shown = commands.add_parser("show", help="print the cases of an eval set as a table")
-    shown.add_argument("evalset", help="an .evalset.json file (ours or Google ADK's)")
+    shown.add_argument("evalset", help="an .evalset.json or .evalset.yaml file (ours or Google ADK's)")
     shown.set_defaults(handler=show)
 
     read = commands.add_parser(
@@ -74,3 +100,11 @@ def add_commands(commands: Any) -> None:
                            "how many spans were read, read by a fallback or unread, and warnings")
     add_readers_option(read)
     read.set_defaults(handler=trajectory)
+
+    schemas = commands.add_parser(
+        "schema", help="write the JSON Schema of eval sets, configs or query sets (for editors and checks)")
+    schemas.add_argument("kind", choices=tuple(SCHEMA_TITLES), help="which file's schema")
+    schemas.add_argument("--output", "-o", metavar="FILE",
+                         help="write it to FILE (e.g. evalset.schema.json, the name files written by "
+                              "agenteval reference) instead of stdout")
+    schemas.set_defaults(handler=schema)

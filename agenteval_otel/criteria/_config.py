@@ -28,7 +28,7 @@ from agenteval_otel.criteria._registry import canonical_criterion_name, criterio
 from agenteval_otel.errors import ConfigError
 from agenteval_otel.evalsets import is_adk_eval_set
 from agenteval_otel.judge.settings import DEFAULT_JUDGE_MODEL
-from agenteval_otel.loading import read_json, validate_file_data, write_json
+from agenteval_otel.loading import SchemaReferenced, read_document, validate_file_data, write_document
 
 if TYPE_CHECKING:
     from agenteval_otel.evalsets import EvalSet
@@ -248,7 +248,7 @@ def _looks_like_an_eval_set(data: Any) -> bool:
     return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "query" in data[0]
 
 
-class EvalConfig(BaseModel):
+class EvalConfig(SchemaReferenced):
     """Which criteria to apply: a dict from criterion name (or alias) to its settings.
 
     A criterion given without a threshold gets its own default (``node_order`` 1.0,
@@ -260,7 +260,7 @@ class EvalConfig(BaseModel):
     criteria: dict[str, CriterionConfig] = Field(default_factory=dict)
     user_simulator_config: UserSimulatorConfig | None = None
 
-    @field_validator("criteria", mode="before")
+    @field_validator("criteria", mode="before", json_schema_input_type=dict[str, float | CriterionConfig])
     @classmethod
     def _canonical_names(cls, value: Any) -> Any:
         if not isinstance(value, dict):
@@ -339,12 +339,14 @@ class EvalConfig(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> EvalConfig:
-        """Load our EvalConfig JSON or Google ADK's ``test_config.json``.
+        """Load our EvalConfig, JSON or YAML (``.yaml``/``.yml``), or Google ADK's
+        ``test_config.json``.
 
-        Raises ``ConfigError`` naming the file, the JSON path and what was expected.
+        Raises ``ConfigError`` naming the file, the JSON path (and, in YAML, the line) and what
+        was expected.
         """
-        file = Path(path)
-        data = read_json(file, ConfigError)
+        document = read_document(path, ConfigError)
+        file, data = document.path, document.data
         if _looks_like_an_eval_set(data):
             raise ConfigError(
                 f"{file}: this is an eval set, not a config; give it as the eval set and a file "
@@ -354,11 +356,12 @@ class EvalConfig(BaseModel):
             raise ConfigError(
                 f"{file}: expected a JSON object with 'criteria', got {type(data).__name__}"
             )
-        return validate_file_data(cls, data, file, ConfigError)
+        return validate_file_data(cls, data, file, ConfigError, document)
 
     def save(self, path: str | Path) -> Path:
-        """Write the config as JSON; ``load`` of the file gives an equal object."""
-        return write_json(path, self.model_dump(mode="json"))
+        """Write the config as JSON, or YAML for ``.yaml``/``.yml``, with its ``$schema``
+        (``agenteval schema config``); ``load`` of the file gives an equal object."""
+        return write_document(path, self.model_dump(mode="json"), "config")
 
 
 def require_reference_free(config: EvalConfig | None, *, where: str = "") -> EvalConfig:

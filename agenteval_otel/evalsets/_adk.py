@@ -300,9 +300,10 @@ def _legacy_turn(row: Any, at: str) -> dict[str, Any]:
 
 
 def file_stem(path: Path) -> str:
-    """The name of an eval-set file without its extensions (``weather.evalset.json`` → ``weather``)."""
+    """The name of an eval-set file without its extensions (``weather.evalset.json`` or
+    ``weather.evalset.yaml`` → ``weather``)."""
     name = path.name
-    for suffix in (".json", ".evalset", ".test"):
+    for suffix in (".json", ".yaml", ".yml", ".evalset", ".test"):
         name = name.removesuffix(suffix)
     return name
 

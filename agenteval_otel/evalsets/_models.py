@@ -23,7 +23,13 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agenteval_otel.evalsets._adk import eval_set_data, file_stem
-from agenteval_otel.loading import read_json, validate_file_data, write_json
+from agenteval_otel.loading import (
+    Document,
+    SchemaReferenced,
+    read_document,
+    validate_file_data,
+    write_document,
+)
 from agenteval_otel.trajectory.messages import MessageContent, ToolCall
 
 __all__ = [
@@ -74,17 +80,18 @@ class Invocation(_SharedFieldsSet):
     expected_node_order: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("user_content", mode="before")
+    @field_validator("user_content", mode="before", json_schema_input_type=str | MessageContent)
     @classmethod
     def _user_text(cls, value: Any) -> Any:
         return _as_message(value, "user")
 
-    @field_validator("expected_final_response", mode="before")
+    @field_validator("expected_final_response", mode="before",
+                     json_schema_input_type=str | MessageContent | None)
     @classmethod
     def _assistant_text(cls, value: Any) -> Any:
         return _as_message(value, "assistant")
 
-    @field_validator("expected_tool_trajectory", mode="before")
+    @field_validator("expected_tool_trajectory", mode="before", json_schema_input_type=list[str | ToolCall])
     @classmethod
     def _tool_names(cls, value: Any) -> Any:
         return _as_tool_calls(value)
@@ -262,8 +269,8 @@ class EvalCase(_SharedFieldsSet):
         )
 
 
-class EvalSet(BaseModel):
-    """A named collection of eval cases, stored as ``*.evalset.json``."""
+class EvalSet(SchemaReferenced):
+    """A named collection of eval cases, stored as ``*.evalset.json`` (or ``.yaml``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -297,13 +304,15 @@ class EvalSet(BaseModel):
     # --- files ----------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | Path) -> EvalSet:
-        """Load an eval set: ours, or Google ADK's (current, camelCase, legacy list forms).
+        """Load an eval set, JSON or YAML (``.yaml``/``.yml``): ours, or Google ADK's (current,
+        camelCase, legacy list forms).
 
         Raises ``EvalSetLoadError`` naming the file, the JSON path or line, and what was
         expected.
         """
-        file = Path(path)
-        return _validated_eval_set(cls, _with_stable_ids(eval_set_data(read_json(file), file), file), file)
+        document = read_document(path)
+        file = document.path
+        return _validated_eval_set(cls, _with_stable_ids(eval_set_data(document.data, file), file), document)
 
     @classmethod
     def from_file(cls, path: str | Path) -> EvalSet:
@@ -311,8 +320,9 @@ class EvalSet(BaseModel):
         return cls.load(path)
 
     def save(self, path: str | Path) -> Path:
-        """Write the eval set as JSON; ``load`` of the file gives an equal object."""
-        return write_json(path, self.model_dump(mode="json"))
+        """Write the eval set as JSON, or YAML for ``.yaml``/``.yml``, with its ``$schema``
+        (``agenteval schema evalset``); ``load`` of the file gives an equal object."""
+        return write_document(path, self.model_dump(mode="json"), "evalset")
 
     def to_file(self, path: str | Path) -> Path:
         """Same as :meth:`save`."""
@@ -344,14 +354,15 @@ def _with_stable_ids(data: Any, file: Path) -> Any:
     return data
 
 
-def _validated_eval_set(cls: type[EvalSet], data: Any, file: Path) -> EvalSet:
+def _validated_eval_set(cls: type[EvalSet], data: Any, document: Document) -> EvalSet:
     """Validate eval-set data one case at a time, each raw case freed once its model is built
     and held lean (``_held_lean``), so loading never holds every raw case and every model at
     once. ``data`` is consumed. Errors are pydantic's for the whole set, as one validation
     would give them: the cases that failed are validated again in place."""
+    file = document.path
     raw_cases = data.get("eval_cases") if isinstance(data, dict) else None
     if not isinstance(raw_cases, list):
-        return validate_file_data(cls, data, file)
+        return validate_file_data(cls, data, file, document=document)
     cases: list[Any] = []
     for index, raw in enumerate(raw_cases):
         raw_cases[index] = None
@@ -359,7 +370,7 @@ def _validated_eval_set(cls: type[EvalSet], data: Any, file: Path) -> EvalSet:
             cases.append(_held_lean(EvalCase.model_validate(raw)))
         except ValidationError:
             cases.append(raw)
-    return validate_file_data(cls, {**data, "eval_cases": cases}, file)
+    return validate_file_data(cls, {**data, "eval_cases": cases}, file, document=document)
 
 
 _SHARED_FIELDS_SETS: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}

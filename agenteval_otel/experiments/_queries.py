@@ -1,9 +1,10 @@
-"""Query sets: the inputs an agent is run over, one JSON object per line.
+"""Query sets: the inputs an agent is run over, one JSON object per line (JSON Lines), or a
+YAML (``.yaml``/``.yml``) or JSON document of ``queries``.
 
 >>> Query.model_validate({"content": "Weather in Paris?", "expected": "sunny"}).ground_truth
 'sunny'
 
-A line holds ``content`` (the query), optionally its ground truth (``ground_truth``, or
+A query holds ``content`` (the query), optionally its ground truth (``ground_truth``, or
 ``expected`` / ``expected_output`` / ``expected_response``) and ``metadata``. :func:`expand`
 writes new queries in the style of the given ones through the LLM judge.
 """
@@ -24,7 +25,16 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from agenteval_otel.errors import QuerySetLoadError
 from agenteval_otel.judge import DATA_RULE, JudgeClient, data_block
-from agenteval_otel.loading import read_jsonl, validation_message
+from agenteval_otel.loading import (
+    Document,
+    SchemaReferenced,
+    is_yaml,
+    read_document,
+    read_json,
+    read_jsonl,
+    validation_message,
+    write_document,
+)
 
 __all__ = ["Query", "QuerySet", "aexpand", "expand", "normalised_query"]
 
@@ -62,6 +72,17 @@ class Query(BaseModel):
         return line
 
 
+_QUERY_FIELDS = "a query holds content, ground_truth (or expected, expected_output, expected_response) and metadata"
+
+
+class QuerySetDocument(SchemaReferenced):
+    """A query set as one document (YAML or JSON): ``{"queries": [...]}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[Query] = Field(min_length=1)
+
+
 @dataclass
 class QuerySet:
     """Queries in order; ``source`` is the file they were loaded from."""
@@ -80,8 +101,13 @@ class QuerySet:
 
     @classmethod
     def load(cls, path: str | Path) -> QuerySet:
-        """The queries of ``path``; a line that is not JSON, not an object, or not a query raises
-        :class:`QuerySetLoadError` naming the file, the line and what was expected."""
+        """The queries of ``path``: a YAML file (``.yaml``/``.yml``), or a JSON file holding one
+        document (``{"queries": [...]}`` or a list of queries), holds the queries as a document;
+        any other file holds one JSON object per line. A query that is not one raises
+        :class:`QuerySetLoadError` naming the file, the line (and path) and what was expected."""
+        document = _whole_document(Path(path))
+        if document is not None:
+            return cls(queries=_document_queries(document), source=Path(path))
         queries = []
         for number, data in read_jsonl(path, QuerySetLoadError, 'a query ({"content": ...})'):
             try:
@@ -89,21 +115,57 @@ class QuerySet:
             except ValidationError as exc:
                 message = validation_message(f"{path}: line {number}", exc)
                 if any(err["type"] == "extra_forbidden" for err in exc.errors()):
-                    message += ("; a query holds content, ground_truth (or expected, expected_output, "
-                                "expected_response) and metadata")
+                    message += f"; {_QUERY_FIELDS}"
                 raise QuerySetLoadError(message) from None
         if not queries:
             raise QuerySetLoadError(f"{path}: holds no query; expected one JSON object per line")
         return cls(queries=queries, source=Path(path))
 
     def save(self, path: str | Path) -> Path:
-        """Write the queries as JSONL (creating parent folders); returns the path."""
+        """Write the queries: as JSON Lines (creating parent folders), or, to a ``.yaml``/``.yml``
+        or ``.json`` file, as one document with its ``$schema`` (``agenteval schema queryset``);
+        returns the path."""
         file = Path(path)
+        if is_yaml(file) or file.suffix.lower() == ".json":
+            return write_document(file, {"queries": [query.to_json() for query in self.queries]}, "queryset")
         file.parent.mkdir(parents=True, exist_ok=True)
         with file.open("w", encoding="utf-8") as handle:
             for query in self.queries:
                 handle.write(json.dumps(query.to_json(), ensure_ascii=False) + "\n")
         return file
+
+    @staticmethod
+    def model_json_schema() -> dict[str, Any]:
+        """The JSON Schema of a query set written as one document (:class:`QuerySetDocument`)."""
+        return QuerySetDocument.model_json_schema()
+
+
+def _whole_document(file: Path) -> Document | None:
+    """The query-set document in ``file``: always for YAML; for ``.json``, when the whole file
+    is one JSON list or an object with ``queries`` (a one-line JSON Lines file is read as lines)."""
+    if is_yaml(file):
+        return read_document(file, QuerySetLoadError)
+    if file.suffix.lower() != ".json":
+        return None
+    try:
+        data = read_json(file, QuerySetLoadError)
+    except QuerySetLoadError:
+        return None  # JSON Lines of several lines: read line by line, with their own errors
+    return Document(file, data) if isinstance(data, list) or (isinstance(data, dict) and "queries" in data) else None
+
+
+def _document_queries(document: Document) -> list[Query]:
+    data = {"queries": document.data} if isinstance(document.data, list) else document.data
+    if not isinstance(data, dict):
+        raise QuerySetLoadError(f"{document.path}: expected an object with 'queries' (a list of queries) "
+                                f"or a list of queries, got {type(data).__name__}")
+    try:
+        return QuerySetDocument.model_validate(data).queries
+    except ValidationError as exc:
+        message = validation_message(document.path, exc, document)
+        if any(err["type"] == "extra_forbidden" for err in exc.errors()):
+            message += f"; {_QUERY_FIELDS}"
+        raise QuerySetLoadError(message) from None
 
 
 def normalised_query(text: str) -> str:

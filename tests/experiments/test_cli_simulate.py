@@ -63,6 +63,19 @@ def test_expand_adds_queries_through_the_judge_then_simulates_them(
     assert {r.query: r.response for r in records}["Weather in London?"] == "It is 12°C and raining in London."
 
 
+def test_yaml_queries_expand_into_a_yaml_query_set_beside_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    queries = QuerySet.load("examples/weather_queries.jsonl").save(tmp_path / "weather.yaml")
+    with serve(lambda r: Reply(json.dumps({"queries": ["Weather in London?"]}))) as server:
+        monkeypatch.setenv("AGENTEVAL_JUDGE_BASE_URL", server.url)
+        monkeypatch.setenv("AGENTEVAL_JUDGE_API_KEY", "test-key")
+        assert main(["simulate", str(queries), "--agent", "examples/weather_agent.py:weather_agent",
+                     "--out", str(tmp_path / "run.jsonl"), "--expand", "1", "--quiet"]) == 0
+    expanded = tmp_path / "weather.expanded.yaml"
+    assert expanded.read_text().startswith("# yaml-language-server: $schema=./queryset.schema.json\n")
+    assert [q.content for q in QuerySet.load(expanded)][5:] == ["Weather in London?"]
+
+
 def test_a_failed_query_gives_exit_1_and_is_recorded(tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text("def agent(query):\n    raise RuntimeError('down')\n")
