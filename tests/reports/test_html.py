@@ -3,8 +3,6 @@ checked in the markup and in headless Chromium."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,14 +12,9 @@ import pytest
 from agenteval_otel import EvalReport
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.results._results import CriterionResult, EvalCaseResult
+from tests.browser import chromium
 from tests.reports.conftest import IMG, SCRIPT, SECRET, held_slim
-from tests.shared_data import skip_or_fail
 
-REQUIRE_BROWSER_ENV = "AGENTEVAL_REQUIRE_BROWSER"
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Case order in the report: run1 failed, run2 failed, run3 passed, ghost errored, hostile errored.
 RUN1, RUN2, RUN3, GHOST, HOSTILE = (f"case-{n}" for n in range(1, 6))
 
@@ -186,59 +179,50 @@ def test_empty_report() -> None:
 
 
 def test_page_in_headless_chromium(report: EvalReport, tmp_path: Path) -> None:
-    if importlib.util.find_spec("playwright") is None:
-        skip_or_fail("browser check needs playwright: pip install -e '.[browser]'", REQUIRE_BROWSER_ENV)
-    if not CHROMIUM.exists():
-        skip_or_fail("browser check needs /usr/bin/chromium: apt-get install chromium", REQUIRE_BROWSER_ENV)
-    sync_api = importlib.import_module("playwright.sync_api")
     path = write_html(report, tmp_path / "report.html")
-    with sync_api.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            errors: list[str] = []
-            requests: list[str] = []
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri(), wait_until="load")
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(path.as_uri(), wait_until="load")
 
-            # the hostile text is text: nothing ran, no element was made from it
-            assert page.evaluate("() => window.__pwned") is None
-            assert page.locator("script, img, iframe, object, embed, link").count() == 0
-            assert page.locator(f"#{HOSTILE} .user-input .text").inner_text() == f"Weather in {SCRIPT}?"
+        # the hostile text is text: nothing ran, no element was made from it
+        assert page.evaluate("() => window.__pwned") is None
+        assert page.locator("script, img, iframe, object, embed, link").count() == 0
+        assert page.locator(f"#{HOSTILE} .user-input .text").inner_text() == f"Weather in {SCRIPT}?"
 
-            chart = page.locator("svg.score-chart")
-            assert chart.is_visible()
-            box = chart.bounding_box()
-            assert box and box["width"] > 300 and box["height"] > 100
-            bar = page.locator('g[data-criterion="trajectory_match"] rect.bar.low').bounding_box()
-            assert bar and 0 < bar["width"] < box["width"]
+        chart = page.locator("svg.score-chart")
+        assert chart.is_visible()
+        box = chart.bounding_box()
+        assert box and box["width"] > 300 and box["height"] > 100
+        bar = page.locator('g[data-criterion="trajectory_match"] rect.bar.low').bounding_box()
+        assert bar and 0 < bar["width"] < box["width"]
 
-            rows = page.locator(f"#{RUN1} tr.diff-row")
-            assert rows.count() == 3 and all(rows.nth(i).is_visible() for i in range(3))
-            assert "book_flight()" in page.locator(f"#{RUN1} tr.diff-missing").inner_text()
-            colours = {status: page.eval_on_selector(
-                f"tr.diff-{status} td", "td => getComputedStyle(td).backgroundColor")
-                for status in ("match", "mismatch", "missing", "unexpected")}
-            assert len(set(colours.values())) == 4, colours
+        rows = page.locator(f"#{RUN1} tr.diff-row")
+        assert rows.count() == 3 and all(rows.nth(i).is_visible() for i in range(3))
+        assert "book_flight()" in page.locator(f"#{RUN1} tr.diff-missing").inner_text()
+        colours = {status: page.eval_on_selector(
+            f"tr.diff-{status} td", "td => getComputedStyle(td).backgroundColor")
+            for status in ("match", "mismatch", "missing", "unexpected")}
+        assert len(set(colours.values())) == 4, colours
 
-            passed_row = page.locator(f"#{RUN3} tr.diff-row").first
-            assert not passed_row.is_visible()
-            page.locator(f"#{RUN3} > summary").click()
-            assert passed_row.is_visible()
+        passed_row = page.locator(f"#{RUN3} tr.diff-row").first
+        assert not passed_row.is_visible()
+        page.locator(f"#{RUN3} > summary").click()
+        assert passed_row.is_visible()
 
-            shot = page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-            assert shot.startswith(b"\x89PNG") and (tmp_path / "report.png").stat().st_size > 10_000
+        shot = page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        assert shot.startswith(b"\x89PNG") and (tmp_path / "report.png").stat().st_size > 10_000
 
-            page.set_viewport_size({"width": 360, "height": 800})
-            assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
-            narrow = chart.bounding_box()
-            assert narrow and 0 < narrow["width"] <= 360 and narrow["height"] > 100
-            assert page.locator(f"#{RUN1} tr.diff-missing").is_visible()
-            page.screenshot(path=str(tmp_path / "report-narrow.png"), full_page=True)
-        finally:
-            browser.close()
+        page.set_viewport_size({"width": 360, "height": 800})
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
+        narrow = chart.bounding_box()
+        assert narrow and 0 < narrow["width"] <= 360 and narrow["height"] > 100
+        assert page.locator(f"#{RUN1} tr.diff-missing").is_visible()
+        page.screenshot(path=str(tmp_path / "report-narrow.png"), full_page=True)
     assert errors == []
     assert requests == [path.as_uri()]
 

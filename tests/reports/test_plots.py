@@ -19,7 +19,7 @@ from agenteval_otel.reports import (
     percentiles,
     write_html,
 )
-from tests.reports.browser import chromium
+from tests.browser import chromium
 from tests.reports.conftest import SCRIPT
 
 SVG = "{http://www.w3.org/2000/svg}"

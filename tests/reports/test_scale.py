@@ -14,7 +14,7 @@ from agenteval_otel.cli import main
 from agenteval_otel.reports import ReportFile, ReportLimits, write_html
 from agenteval_otel.results import CriterionResult, EvalCaseResult, EvalReport, InvocationResult
 from tests.conftest import REPO_ROOT
-from tests.reports.browser import chromium
+from tests.browser import chromium
 
 CASES = 20_000
 FAILED_EVERY = 50  # 400 failed cases
