@@ -13,8 +13,8 @@ import pytest
 from agenteval_otel.cli import main
 from agenteval_otel.reports import ReportFile, ReportLimits, write_html
 from agenteval_otel.results import CriterionResult, EvalCaseResult, EvalReport, InvocationResult
-from tests.conftest import REPO_ROOT
 from tests.browser import chromium
+from tests.conftest import REPO_ROOT
 
 CASES = 20_000
 FAILED_EVERY = 50  # 400 failed cases
