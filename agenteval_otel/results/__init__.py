@@ -27,6 +27,15 @@ from agenteval_otel.results._export import (
 )
 from agenteval_otel.results._failures import AgentFailure, describe_error
 from agenteval_otel.results._mlflow import MlflowAssessments
+from agenteval_otel.results._paired import (
+    EXACT_STATES,
+    MetricDelta,
+    bootstrap_interval,
+    metric_delta,
+    percentile,
+    sign_flip_p_value,
+    smallest_p_value,
+)
 from agenteval_otel.results._phoenix import PhoenixAnnotations
 from agenteval_otel.results._results import (
     CaseResults,
@@ -92,4 +101,12 @@ __all__ = [
     "ResultCodec",
     "SummaryTally",
     "slim",
+    # paired statistics of two runs
+    "EXACT_STATES",
+    "MetricDelta",
+    "bootstrap_interval",
+    "metric_delta",
+    "percentile",
+    "sign_flip_p_value",
+    "smallest_p_value",
 ]
