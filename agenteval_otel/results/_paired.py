@@ -31,10 +31,13 @@ import random
 import statistics
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "EXACT_STATES",
+    "BaselineComparison",
+    "CaseChange",
+    "CriterionDelta",
     "MetricDelta",
     "bootstrap_interval",
     "metric_delta",
@@ -170,3 +173,47 @@ def _too_few(differences: Sequence[float], floor: float, alpha: float, unit: str
     pairs = f"{len(differences)} paired {unit}" + (f" ({unchanged} with the same score)" if unchanged else "")
     return (f"with {pairs} the smallest possible p-value is {floor:.4g} > {alpha:g}: no regression can be "
             "significant; add queries or repeat runs")
+
+
+class CriterionDelta(BaseModel):
+    """One criterion of a run against its baseline, over the cases scored in both: its mean
+    score, and its pass rate (each case's verdict read as 1 or 0), each with the paired statistics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criterion: str
+    mean: MetricDelta
+    pass_rate: MetricDelta
+
+
+class CaseChange(BaseModel):
+    """A case whose verdict changed from the baseline to this run (``passed``, ``failed``, ``errored``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    eval_id: str
+    status_a: str
+    status_b: str
+
+
+class BaselineComparison(BaseModel):
+    """A run (B) against a baseline run (A) of the same eval set, paired case by case (``eval_id``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline_run_id: str
+    baseline_created_at: str
+    pairs: int
+    alpha: float
+    criteria: list[CriterionDelta] = Field(default_factory=list)
+    newly_failed: list[CaseChange] = Field(default_factory=list)
+    """Passed in the baseline, not in this run."""
+    newly_passed: list[CaseChange] = Field(default_factory=list)
+    """Passed in this run, not in the baseline."""
+    only_in_baseline: int = 0
+    only_in_run: int = 0
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per criterion whose pairs are too few for any change of its mean to be significant."""
+        return [f"{delta.criterion}: {delta.mean.note}" for delta in self.criteria if delta.mean.note]

@@ -25,6 +25,7 @@ from pydantic_core import core_schema
 from agenteval_otel.errors import AgentEvalError
 from agenteval_otel.judge.usage import JudgeUsage
 from agenteval_otel.loading import read_json, validate_file_data
+from agenteval_otel.results._paired import BaselineComparison
 from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
 
@@ -697,6 +698,9 @@ class EvalReport(BaseModel):
     config_used: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     duration_seconds: float = 0.0
+    baseline: BaselineComparison | None = None
+    """With ``--baseline``: this run against an earlier one of the history (left out of the
+    JSON text when there is none)."""
 
     @classmethod
     def from_results(
@@ -760,7 +764,8 @@ class EvalReport(BaseModel):
         data_of = result_data or (lambda result: result.model_dump(mode="json"))
         head = self.model_dump(mode="json", exclude={"results"})
         yield "{"
-        for number, name in enumerate(type(self).model_fields):
+        names = [name for name in type(self).model_fields if name != "baseline" or self.baseline is not None]
+        for number, name in enumerate(names):
             yield ("," if number else "") + f"\n  {json.dumps(name)}: "
             if name != "results":
                 yield _indented(head[name], "  ")
