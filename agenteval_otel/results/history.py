@@ -91,8 +91,8 @@ HISTORY_KEEP_ENV = "AGENTEVAL_HISTORY_KEEP"
 """The environment variable giving how many runs a store keeps (default ``DEFAULT_KEEP``)."""
 MAX_FAILURES = 1000
 """Failures kept per run (all are counted in ``RunInfo.failures``)."""
-BUSY_TIMEOUT_S = 2.0
-ATTEMPTS = 4
+BUSY_TIMEOUT_S = 1.0
+ATTEMPTS = 3
 _REASON_CHARS = 2000
 
 _SCHEMA = """
