@@ -9,7 +9,7 @@ records on the judged span; evaluation spans, when asked for, in traces of their
 it), with stable ids (``evaluation_id``); ``PhoenixAnnotations`` and ``MlflowAssessments`` write
 them as those backends' own span annotations and assessments, and ``export_sink(target)`` picks
 one of the three by the target's scheme. ``HistoryStore`` keeps every run's summary, scores and
-failures in a local SQLite file (``history``), and ``compare_runs`` compares a run with an earlier
+failures in a local SQLite file, and ``compare_runs`` compares a run with an earlier
 one with the paired statistics (``metric_delta``) ``experiments.compare`` uses too.
 
 >>> from agenteval_otel.results import EvidenceRow
@@ -28,6 +28,21 @@ from agenteval_otel.results._export import (
     verdict_attributes,
 )
 from agenteval_otel.results._failures import AgentFailure, describe_error
+from agenteval_otel.results._history import (
+    DEFAULT_HISTORY,
+    DEFAULT_KEEP,
+    HISTORY_KEEP_ENV,
+    BaselineSink,
+    CaseScores,
+    CriterionSummary,
+    FailureRecord,
+    HistoryStore,
+    Percentiles,
+    RunInfo,
+    case_scores,
+    compare_runs,
+    history_keep,
+)
 from agenteval_otel.results._mlflow import MlflowAssessments
 from agenteval_otel.results._paired import (
     EXACT_STATES,
@@ -62,21 +77,6 @@ from agenteval_otel.results._results import (
 from agenteval_otel.results._run_file import RunFile, default_run_file
 from agenteval_otel.results._sinks import CallbackSink, EvaluationSink, SinkGroup
 from agenteval_otel.results._targets import export_sink
-from agenteval_otel.results.history import (
-    DEFAULT_HISTORY,
-    DEFAULT_KEEP,
-    HISTORY_KEEP_ENV,
-    BaselineSink,
-    CaseScores,
-    CriterionSummary,
-    FailureRecord,
-    HistoryStore,
-    Percentiles,
-    RunInfo,
-    case_scores,
-    compare_runs,
-    history_keep,
-)
 
 __all__ = [
     # results

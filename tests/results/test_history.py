@@ -21,7 +21,7 @@ from agenteval_otel.results import (
     InvocationResult,
     compare_runs,
 )
-from agenteval_otel.results import history as history_module
+from agenteval_otel.results import _history as history_module
 from tests.conftest import REPO_ROOT
 
 
