@@ -47,6 +47,7 @@ import json
 import os
 import random
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -64,7 +65,7 @@ from agenteval_otel.results._paired import (
     metric_delta,
     percentile,
 )
-from agenteval_otel.results._results import EvalCaseResult, EvalReport, EvalSummary
+from agenteval_otel.results._results import EvalCaseResult, EvalReport, EvalSummary, SummaryTally
 
 __all__ = [
     "DEFAULT_HISTORY",
@@ -79,6 +80,7 @@ __all__ = [
     "HistoryStore",
     "Percentiles",
     "RunInfo",
+    "SummarySink",
     "case_scores",
     "compare_runs",
     "history_keep",
@@ -594,6 +596,35 @@ def compare_runs(baseline: RunInfo, baseline_cases: Sequence[CaseScores], cases:
         only_in_baseline=sum(1 for case in baseline_cases if case.eval_id not in current_ids),
         only_in_run=sum(1 for case in cases if case.eval_id not in by_id))
 
+
+
+class SummarySink:
+    """A sink keeping the rolling summary of the results it is given (a long-lived session's,
+    such as ``agenteval serve``'s), in a few counters: no result is held."""
+
+    def __init__(self) -> None:
+        self._tally = SummaryTally()
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def submit(self, result: EvalCaseResult) -> None:
+        """Count ``result``."""
+        with self._lock:
+            self._tally.add(result, self._count)
+            self._count += 1
+
+    def summary(self) -> EvalSummary:
+        """The summary of the results so far."""
+        with self._lock:
+            return self._tally.summary()
+
+    def force_flush(self, timeout: float | None = None) -> bool:
+        """Nothing is buffered."""
+        return True
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Nothing to release."""
+        return True
 
 
 class BaselineSink:

@@ -196,3 +196,15 @@ def test_two_writer_processes_at_once_lose_nothing(tmp_path: Path) -> None:
     assert sorted(run.id for run in runs) == sorted(f"{name}-{n}" for name in "ab" for n in range(15))
     assert all(run.cases == 20 for run in runs)
     assert len(HistoryStore(path).cases("a-14")) == 20
+
+
+def test_a_summary_sink_keeps_a_sessions_rolling_summary(tmp_path: Path) -> None:
+    from agenteval_otel.results import SummarySink
+
+    session = SummarySink()
+    for case in _report({"c1": 1.0, "c2": 0.0}).results:
+        session.submit(case)
+    summary = session.summary()
+    assert (summary.total_cases, summary.passed_cases, summary.criterion_stats["helpful"].mean) == (2, 1, 0.5)
+    HistoryStore(tmp_path / "h.db").record(summary, command="serve", run_id="s", source="serve")
+    assert HistoryStore(tmp_path / "h.db").run("s").criteria_means == {"exact": 1.0, "helpful": 0.5}
