@@ -12,6 +12,7 @@
     │                      or its template could not be rendered for an entry
     ├── TraceReadError     (also a ValueError) a trace file or trace source could not be read
     ├── ExperimentLoadError (also a ValueError) an experiment results file could not be read
+    ├── HistoryError       the run history store could not be read or written, or has no such run
     └── JudgeError         an LLM judge is missing, failed or answered what could not be read
         ├── JudgeNotConfiguredError  no judge endpoint (or no openai package) is configured
         ├── JudgeUnavailableError    the endpoint could not be reached or refused the request
@@ -35,6 +36,7 @@ __all__ = [
     "EvalSetLoadError",
     "ExperimentLoadError",
     "GraderError",
+    "HistoryError",
     "JudgeError",
     "JudgeNotConfiguredError",
     "JudgeOutputError",
@@ -84,6 +86,10 @@ class TraceReadError(AgentEvalError, ValueError):
 class ExperimentLoadError(AgentEvalError, ValueError):
     """An experiment results file could not be read: missing file, bad JSON, or a record of the
     wrong shape (the message names the line)."""
+
+
+class HistoryError(AgentEvalError):
+    """The run history (a SQLite file) could not be read or written, or holds no such run."""
 
 
 class JudgeError(AgentEvalError):

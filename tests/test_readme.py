@@ -208,5 +208,5 @@ def test_bash_blocks_run_as_written(workspace: Path) -> None:
             assert done.returncode == 0, f"README.md:{block.line}: {command}\n{done.stdout}{done.stderr}"
             ran.append(command)
     assert sorted(skipped) == sorted(SKIPPED_COMMANDS)
-    assert len(ran) == 8
+    assert len(ran) == 10
     assert {"out.json", "junit.xml", "report.html", "run.jsonl"} <= {p.name for p in workspace.iterdir()}

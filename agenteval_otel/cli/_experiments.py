@@ -16,6 +16,7 @@ from agenteval_otel.cli._args import (
     whole_number,
 )
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.cli._history import add_history_options, record_history
 from agenteval_otel.cli._inputs import load_criteria_modules
 from agenteval_otel.errors import ConfigError
 
@@ -85,6 +86,7 @@ def run_experiment(args: argparse.Namespace) -> int:
         if exc.filename is None or Path(exc.filename).name != Path(args.out).name:
             raise
         raise ConfigError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from None
+    record_history(args, result.eval_summary(), "experiment", str(args.run))
     if not args.quiet:
         console = Console()
         console.print(experiment_table(result))
@@ -169,6 +171,7 @@ def add_commands(commands: Any) -> None:
     graded.add_argument("--threshold", type=number, default=0.5, metavar="T",
                         help="with --grader: the score a metric must reach to pass (0.5)")
     graded.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    add_history_options(graded)
     graded.set_defaults(handler=run_experiment)
     compared = actions.add_parser("compare", help="compare experiment B with experiment A, metric by metric")
     compared.add_argument("a", metavar="A.jsonl", help="the baseline experiment")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from agenteval_otel.cli._args import add_export_options, non_negative_int, positive_float, positive_int
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.cli._history import add_history_options, baseline_sink, record_history
 from agenteval_otel.cli._inputs import add_readers_option, convention_readers, criteria_config, load_eval_set
 from agenteval_otel.cli._sources import add_source_options, source_id, trace_source
 from agenteval_otel.errors import ConfigError, mask_url
@@ -46,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
                         tags=args.tags or (), run_id=args.run_id)
     total = _selected_or_error(runner, eval_set, args)
     files = _report_files(args, eval_set)
+    baseline = [sink] if (sink := baseline_sink(args, eval_set.eval_set_id)) else []
     with (_result_export(args, eval_set.eval_set_id) as exports,
-          _recording(eval_set.eval_set_id, runner.config, args, "run", total, files) as (done, sinks)):
+          _recording(eval_set.eval_set_id, runner.config, args, "run", total, [*baseline, *files]) as (done, sinks)):
         handle = configure(service_name="agenteval")
         destinations, problem = span_destinations(handle.exporters)  # a down endpoint is warned about once
         try:
@@ -56,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
             handle.shutdown(timeout=1 if problem else 10)
     if not args.quiet:
         print(f"traces: {destinations}")
+    record_history(args, report, "run")
     return _finish(report, args, files)
 
 
@@ -74,12 +77,13 @@ def evaluate_traces(args: argparse.Namespace) -> int:
     total = len(eval_set.eval_cases) if eval_set is not None and not config.reference_free() else None
     if args.engine != "ray" and (args.address or args.partitions):
         raise ConfigError(f"{'--address' if args.address else '--partitions'} goes with --engine ray")
+    baseline = [sink] if (sink := baseline_sink(args, run_id)) else []
     if args.engine == "ray":
-        return _evaluate_on_ray(args, eval_set, config, source, run_id, total, files, readers)
+        return _evaluate_on_ray(args, eval_set, config, source, run_id, total, [*baseline, *files], readers)
     judge = default_judge()
     status = (lambda: f"judge calls in flight: {judge.in_flight}/{judge.settings.concurrency}") if judge else None
     with (_result_export(args, run_id) as exports,
-          _recording(run_id, config, args, "eval", total, files, work=source.progress, status=status)
+          _recording(run_id, config, args, "eval", total, [*baseline, *files], work=source.progress, status=status)
           as (done, sinks)):
         report = run_sync(aevaluate_traces(eval_set, source, config, done=done, sinks=[*sinks, *exports],
                                            runs="all" if args.all_runs else "latest", source_id=run_id,
@@ -87,15 +91,17 @@ def evaluate_traces(args: argparse.Namespace) -> int:
                                            judge=judge, readers=readers,
                                            keep_trajectories=True if args.keep_trajectories else None),
                           "aevaluate_traces")
+    record_history(args, report, "eval", run_id)
     return _finish(report, args, files)
 
 
 def _evaluate_on_ray(args: argparse.Namespace, eval_set: EvalSet | None, config: EvalConfig, source: TraceSource,
-                     run_id: str, total: int | None, files: Sequence[ReportFile],
+                     run_id: str, total: int | None, sinks: Sequence[EvaluationSink],
                      readers: Sequence[Reader] | None) -> int:
-    """``agenteval eval --engine ray``: the job's run files in the run file's ``.ray`` folder."""
+    """``agenteval eval --engine ray``: the job's run files in the run file's ``.ray`` folder;
+    ``sinks``: the baseline's and the report files."""
     from agenteval_otel.evaluation import evaluate_traces_on_ray
-    from agenteval_otel.reports import progress_sink
+    from agenteval_otel.reports import ReportFile, progress_sink
     from agenteval_otel.results import default_run_file
 
     run_dir = Path(args.run_file or default_run_file(run_id, "eval")).with_suffix(".ray")
@@ -104,14 +110,15 @@ def _evaluate_on_ray(args: argparse.Namespace, eval_set: EvalSet | None, config:
         try:
             report = evaluate_traces_on_ray(
                 eval_set, source, config, address=args.address, partitions=args.partitions, run_dir=run_dir,
-                sinks=[progress, *files, *exports], resume=args.resume, criterion_timeout_s=args.timeout,
+                sinks=[progress, *sinks, *exports], resume=args.resume, criterion_timeout_s=args.timeout,
                 runs="all" if args.all_runs else "latest", source_id=run_id, readers=readers,
                 keep_trajectories=True if args.keep_trajectories else None,
                 criteria_modules=args.criteria_module or ())
         except RuntimeError as exc:  # a task that failed stopped the job: one line, and how to resume
             print(f"agenteval: error: {exc}".replace("resume=True (--resume)", "--resume"), file=sys.stderr)
             return EXIT_FAILED
-    return _finish(report, args, files)
+    record_history(args, report, "eval", run_id)
+    return _finish(report, args, [file for file in sinks if isinstance(file, ReportFile)])
 
 
 def _report_files(args: argparse.Namespace, eval_set: EvalSet | None) -> list[ReportFile]:
@@ -132,11 +139,15 @@ def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[Report
     could not be; exit 0 if every case passed and every report file was written, else 1."""
     from rich.console import Console
 
-    from agenteval_otel.reports import print_report
+    from agenteval_otel.reports import baseline_table, print_report
 
     console = Console()
     if not args.quiet:
         print_report(report, console)
+        if report.baseline is not None:
+            console.print(baseline_table(report.baseline))
+            for note in report.baseline.notes:
+                console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
         for file in files:
             if file.written is not None:
                 console.print(f"wrote {file.written}", highlight=False)
@@ -292,6 +303,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
                         help="where results are appended as cases finish "
                              "(default: .agenteval/<eval set id>.<command>.jsonl)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    add_history_options(parser, baseline=True)
     add_export_options(parser, "where the verdicts go (repeatable, one sink per TARGET): an OTLP endpoint "
                                "(http(s)://HOST:PORT over http/protobuf, grpc://HOST:PORT or "
                                "OTEL_EXPORTER_OTLP_PROTOCOL=grpc over gRPC) or a file (OTLP/JSON lines, log "

@@ -16,6 +16,7 @@ from agenteval_otel.cli._args import (
     positive_float,
 )
 from agenteval_otel.cli._exits import EXIT_FAILED, EXIT_OK
+from agenteval_otel.cli._history import add_history_options, record_history
 from agenteval_otel.cli._inputs import criteria_config, load_eval_set
 from agenteval_otel.errors import ConfigError, mask_url
 
@@ -30,6 +31,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from agenteval_otel.criteria import require_reference_free
     from agenteval_otel.evaluation import EvaluationWorker, Spool, default_memory_budget
+    from agenteval_otel.results import SummarySink
     from agenteval_otel.traces.receiver import DEFAULT_MAX_BODY_BYTES
     from agenteval_otel.tracing import otlp_traces_endpoint
 
@@ -51,6 +53,7 @@ def serve(args: argparse.Namespace) -> int:
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"--spool {args.spool}: cannot open the spool there ({exc}); "
                               "give another directory, or --no-spool") from None
+    session = SummarySink()
     try:
         worker = EvaluationWorker(
             config, eval_set=eval_set, export_target=target, export_as=args.export_as or "events",
@@ -59,6 +62,7 @@ def serve(args: argparse.Namespace) -> int:
             evaluator_options={"sample_rate": args.sample_rate, "settle_s": args.settle,
                                "trace_ttl_s": args.trace_ttl, "max_pending_bytes": memory // 4},
             receiver_options={"max_in_flight_bytes": max(DEFAULT_MAX_BODY_BYTES, memory // 8)},
+            more_sinks=[session],
         ).start()
     except ImportError as exc:  # the serve extra is missing
         raise ConfigError(str(exc)) from None
@@ -81,6 +85,7 @@ def serve(args: argparse.Namespace) -> int:
     print(f"agenteval serve: stopped; {worker.evaluator.counters}; verdict records exported="
           f"{verdicts.get('exported', 0)}, failed={verdicts.get('failed', 0)}, dropped={verdicts.get('dropped', 0)}"
           + (f"; {left} trace(s) left in the spool for the next start" if left else ""), flush=True)
+    record_history(args, session.summary(), "serve", "serve" + (f":{eval_set.eval_set_id}" if eval_set else ""))
     return EXIT_OK if done else EXIT_FAILED
 
 
@@ -117,4 +122,5 @@ def add_commands(commands: Any) -> None:
     worker.add_argument("--max-memory", type=byte_size, default=None, metavar="SIZE",
                         help="bytes of received spans held at most, e.g. 512MiB; past it senders are "
                              "told to retry (default: an eighth of the machine's memory, 256MiB to 2GiB)")
+    add_history_options(worker)
     worker.set_defaults(handler=serve)

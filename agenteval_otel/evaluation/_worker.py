@@ -64,7 +64,8 @@ class EvaluationWorker:
     ``sinks``: where results go; by default a ``TraceExport`` to ``export_target`` (an OTLP URL or
     a file, see ``TraceExport.to_target``) writing what ``export_as`` says (default: the
     ``gen_ai.evaluation.result`` records only) for the evaluation run ``run_id`` (default: the eval
-    set's id, else ``"agenteval"``). ``eval_set``: cases whose invocations reference-based criteria score too.
+    set's id, else ``"agenteval"``); ``more_sinks`` take the results too (e.g. a ``SummarySink``).
+    ``eval_set``: cases whose invocations reference-based criteria score too.
     ``receiver_options`` go to the receiver (limits), ``evaluator_options`` to the evaluator
     (sampling, queue bound, timeouts, ``settle_s``: default :data:`DEFAULT_SETTLE_S`,
     ``max_pending_bytes``). ``spool``: a directory (or a :class:`Spool`) where acknowledged
@@ -89,6 +90,7 @@ class EvaluationWorker:
         receiver_options: dict[str, Any] | None = None,
         evaluator_options: dict[str, Any] | None = None,
         spool: Spool | str | os.PathLike[str] | None = None,
+        more_sinks: Sequence[EvaluationSink] = (),
     ) -> None:
         self._lock = threading.Lock()
         self._awaiting_export: set[str] = set()  # scored traces whose verdicts are not confirmed yet
@@ -100,6 +102,8 @@ class EvaluationWorker:
                 export_target, eval_set_id=eval_set.eval_set_id if eval_set is not None else None,
                 write=export_as, run_id=run_id, on_exported=self._exported)
             sinks = [self._export]
+        if more_sinks:
+            sinks = [*(sinks if sinks is not None else [TraceExport()]), *more_sinks]
         options = {"settle_s": DEFAULT_SETTLE_S, **(evaluator_options or {})}
         self.evaluator = OnlineEvaluator(config, sinks=sinks, eval_set=eval_set,
                                          on_trace_finished=self._trace_finished, **options)

@@ -3,25 +3,11 @@ confidence interval, a paired significance test, and the queries whose verdict c
 
 Records are paired by ``(query_index, query)``; records with no partner are listed, not
 compared. For each metric, only the pairs where both records have a score count: ``mean_a``,
-``mean_b`` and ``delta = mean_b - mean_a`` are over those pairs.
-
-- **Confidence interval**: paired bootstrap, percentile method: the pairs' differences are
-  resampled with replacement ``resamples`` times (``random.Random(seed)``, so a seed gives the
-  same interval every time) and the 2.5th and 97.5th percentiles of the resampled means are
-  the 95% interval.
-- **Significance**: a two-sided paired sign-flip permutation test of the mean difference: under
-  "A and B are exchangeable", each difference's sign is equally likely, and ``p_value`` is the
-  share of the 2^n sign assignments whose mean is at least as far from 0 as the one observed.
-  It is computed exactly (over the distribution of sums, which stays small for scores on a
-  scale such as 0, 0.25, ..., 1); when that distribution would pass ``EXACT_STATES`` sums it
-  is estimated from ``resamples`` random sign assignments, and ``test`` says which.
-- **Too few pairs**: with ``k`` pairs whose scores differ, the smallest p-value the test can give
-  is ``2 / 2^k`` (every difference of one sign), so with 5 pairs it is 0.0625 and nothing can be
-  significant at 0.05. ``min_p_value`` holds it and, when it does not reach ``alpha``, ``note``
-  says so (:attr:`Comparison.notes`): add queries or repeat runs. No other paired test does
-  better at tiny n: the exact sign test and the exact Wilcoxon signed-rank test rest on the same
-  2^k equally likely sign assignments and share that floor, and use less of the data (the sign
-  test drops the sizes of the differences), so the sign-flip test on the mean stays.
+``mean_b`` and ``delta = mean_b - mean_a`` are over those pairs. The statistics (a paired
+bootstrap 95% interval, an exact or Monte Carlo sign-flip permutation test, and the note when
+the pairs are too few for any change to be significant: :attr:`Comparison.notes`) are the
+results stage's paired ones, shared with ``agenteval run|eval --baseline``; their module
+(``agenteval_otel.results.metric_delta``) says how each is computed.
 
 >>> a = ExperimentResult(records=[ExperimentRecord(query_index=i, query=str(i), scores={"m": 0.5},
 ...                                                passed=True) for i in range(5)])
@@ -39,13 +25,19 @@ compared. For each metric, only the pairs where both records have a score count:
 
 from __future__ import annotations
 
-import random
-import statistics
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agenteval_otel.experiments._results import ExperimentRecord, ExperimentResult, RecordStatus
+from agenteval_otel.results import (
+    EXACT_STATES,
+    MetricDelta,
+    bootstrap_interval,
+    metric_delta,
+    sign_flip_p_value,
+    smallest_p_value,
+)
 
 __all__ = [
     "EXACT_STATES",
@@ -57,36 +49,6 @@ __all__ = [
     "sign_flip_p_value",
     "smallest_p_value",
 ]
-
-EXACT_STATES = 65_536
-_TOLERANCE = 1e-9
-
-
-class MetricDelta(BaseModel):
-    """One metric compared over the ``pairs`` where both experiments scored it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    metric: str
-    pairs: int
-    mean_a: float | None
-    mean_b: float | None
-    delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    test: str
-    significant: bool
-    """``p_value < alpha``."""
-    min_p_value: float | None = None
-    """The smallest p-value the test could give for these pairs (see the module docstring)."""
-    note: str | None = None
-    """Set when ``min_p_value`` does not reach ``alpha``: no change of this metric can be significant."""
-
-    @property
-    def regressed(self) -> bool:
-        """B is significantly lower than A (scores read higher-is-better)."""
-        return self.significant and self.delta is not None and self.delta < 0
 
 
 class VerdictChange(BaseModel):
@@ -130,97 +92,10 @@ class Comparison(BaseModel):
         return [metric for metric in self.metrics if metric.regressed]
 
 
-def _percentile(ordered: Sequence[float], fraction: float) -> float:
-    """Linear interpolation between the closest ranks of the sorted ``ordered``."""
-    position = fraction * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def bootstrap_interval(differences: Sequence[float], *, resamples: int = 2000, seed: int = 0,
-                       confidence: float = 0.95) -> tuple[float, float]:
-    """The percentile bootstrap interval of the mean of ``differences`` (at least one)."""
-    if not differences:
-        raise ValueError("no difference to resample")
-    rng = random.Random(seed)
-    n = len(differences)
-    means = sorted(sum(rng.choices(differences, k=n)) / n for _ in range(resamples))
-    tail = (1 - confidence) / 2
-    return _percentile(means, tail), _percentile(means, 1 - tail)
-
-
-def _exact_sum_distribution(values: Sequence[float]) -> dict[float, int] | None:
-    """How many sign assignments give each sum of ``±values``; ``None`` past ``EXACT_STATES`` sums."""
-    counts: dict[float, int] = {0.0: 1}
-    for value in values:
-        following: dict[float, int] = {}
-        for total, count in counts.items():
-            for signed in (total + value, total - value):
-                key = round(signed, 9)
-                following[key] = following.get(key, 0) + count
-        if len(following) > EXACT_STATES:
-            return None
-        counts = following
-    return counts
-
-
-def sign_flip_p_value(differences: Sequence[float], *, resamples: int = 2000,
-                      seed: int = 0) -> tuple[float, str]:
-    """The two-sided p-value of the paired sign-flip permutation test of ``differences``, and
-    the test's name (exact, or Monte Carlo when the exact distribution is too large)."""
-    nonzero = [d for d in differences if abs(d) > _TOLERANCE]  # a zero is the same under either sign
-    observed = abs(sum(nonzero))
-    if not nonzero:
-        return 1.0, "sign-flip permutation (exact)"
-    distribution = _exact_sum_distribution(nonzero)
-    if distribution is not None:
-        extreme = sum(count for total, count in distribution.items() if abs(total) >= observed - _TOLERANCE)
-        return extreme / 2 ** len(nonzero), "sign-flip permutation (exact)"
-    rng = random.Random(seed)
-    extreme = 0
-    for _ in range(resamples):
-        total = sum(d if rng.random() < 0.5 else -d for d in nonzero)
-        extreme += abs(total) >= observed - _TOLERANCE
-    return (extreme + 1) / (resamples + 1), f"sign-flip permutation (Monte Carlo, {resamples} resamples)"
-
-
 def _metric_delta(metric: str, pairs: Sequence[tuple[ExperimentRecord, ExperimentRecord]], *,
                   resamples: int, seed: int, alpha: float) -> MetricDelta:
     scored = [(a.scores[metric], b.scores[metric]) for a, b in pairs if metric in a.scores and metric in b.scores]
-    if not scored:
-        return MetricDelta(metric=metric, pairs=0, mean_a=None, mean_b=None, delta=None, ci_low=None,
-                           ci_high=None, p_value=None, test="no pair scored in both", significant=False)
-    differences = [b - a for a, b in scored]
-    low, high = bootstrap_interval(differences, resamples=resamples, seed=seed)
-    p_value, test = sign_flip_p_value(differences, resamples=resamples, seed=seed)
-    floor = smallest_p_value(differences, resamples=resamples if "Monte Carlo" in test else None)
-    return MetricDelta(metric=metric, pairs=len(scored), mean_a=statistics.fmean(a for a, _ in scored),
-                       mean_b=statistics.fmean(b for _, b in scored), delta=statistics.fmean(differences),
-                       ci_low=low, ci_high=high, p_value=p_value, test=test, significant=p_value < alpha,
-                       min_p_value=floor, note=_too_few(differences, floor, alpha))
-
-
-def smallest_p_value(differences: Sequence[float], *, resamples: int | None = None) -> float:
-    """The smallest p-value :func:`sign_flip_p_value` can give for as many differences as these
-    that are not zero, ``k``: ``2 / 2^k``, and, for a Monte Carlo estimate from ``resamples``
-    sign assignments, no less than ``1 / (resamples + 1)``.
-
-    >>> smallest_p_value([0.5, -0.25, 0.5, 1.0, 0.25]), smallest_p_value([0.5] * 6 + [0.0])
-    (0.0625, 0.03125)
-    """
-    changed = sum(abs(d) > _TOLERANCE for d in differences)
-    floor = min(1.0, 2.0 ** (1 - changed))
-    return max(floor, 1 / (resamples + 1)) if resamples is not None else floor
-
-
-def _too_few(differences: Sequence[float], floor: float, alpha: float) -> str | None:
-    if floor < alpha:
-        return None
-    unchanged = sum(abs(d) <= _TOLERANCE for d in differences)
-    pairs = f"{len(differences)} paired queries" + (f" ({unchanged} with the same score)" if unchanged else "")
-    return (f"with {pairs} the smallest possible p-value is {floor:.4g} > {alpha:g}: no regression can be "
-            "significant; add queries or repeat runs")
+    return metric_delta(metric, scored, resamples=resamples, seed=seed, alpha=alpha)
 
 
 def compare(a: ExperimentResult, b: ExperimentResult, *, resamples: int = 2000, seed: int = 0,

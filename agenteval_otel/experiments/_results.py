@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agenteval_otel.errors import ExperimentLoadError
 from agenteval_otel.experiments._progress import replace_atomically
 from agenteval_otel.loading import read_jsonl, validation_message
+from agenteval_otel.results import CriterionStats, EvalSummary
 
 __all__ = ["ExperimentRecord", "ExperimentResult", "ExperimentSummary", "MetricStats", "is_summary_line",
            "metric_stats"]
@@ -161,6 +162,23 @@ class ExperimentResult(BaseModel):
         return ExperimentSummary(total=len(statuses), passed=statuses.count("passed"),
                                  failed=statuses.count("failed"), errored=statuses.count("errored"),
                                  metrics=metrics, source=self.source, graded_by=self.graded_by)
+
+    def eval_summary(self) -> EvalSummary:
+        """The experiment as a run's summary (what the run history records): records as cases,
+        metrics as criteria.
+
+        >>> ExperimentResult(records=[ExperimentRecord(query_index=0, query="a", scores={"m": 0.5},
+        ...                                            passed=True)]).eval_summary().criterion_stats["m"].mean
+        0.5
+        """
+        summary = self.summary
+        case_means = [statistics.fmean(r.scores.values()) for r in self.records if r.scores]
+        return EvalSummary(
+            total_cases=summary.total, passed_cases=summary.passed, failed_cases=summary.failed,
+            error_cases=summary.errored, pass_rate=summary.passed / summary.total if summary.total else 0.0,
+            avg_score=statistics.fmean(case_means) if case_means else 0.0,
+            criterion_stats={name: CriterionStats(count=m.count, passed=m.passed, mean=m.mean, min=m.min, max=m.max,
+                                                  pass_rate=m.pass_rate) for name, m in summary.metrics.items()})
 
     # --- JSONL ------------------------------------------------------------------------------------
     def jsonl_lines(self) -> Iterable[str]:

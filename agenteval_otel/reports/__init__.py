@@ -22,6 +22,7 @@ from agenteval_otel.reports._console import (
 from agenteval_otel.reports._csv import CSV_COLUMNS, csv_lines, write_csv
 from agenteval_otel.reports._diff import TOOL_CRITERION, tool_call_rows
 from agenteval_otel.reports._experiments import comparison_forest_svg, comparison_table, experiment_table
+from agenteval_otel.reports._history import baseline_table, history_table
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.reports._judge import judge_lines, usage_text
 from agenteval_otel.reports._junit import junit_xml, write_junit
@@ -58,6 +59,9 @@ __all__ = [
     "comparison_forest_svg",
     "comparison_table",
     "experiment_table",
+    # the run history
+    "baseline_table",
+    "history_table",
     # trajectories
     "iter_trajectories_json",
     "trajectories_json",

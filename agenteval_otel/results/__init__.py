@@ -8,7 +8,9 @@ Results nest as the work does: ``CriterionResult`` (one criterion on one turn, w
 records on the judged span; evaluation spans, when asked for, in traces of their own linked to
 it), with stable ids (``evaluation_id``); ``PhoenixAnnotations`` and ``MlflowAssessments`` write
 them as those backends' own span annotations and assessments, and ``export_sink(target)`` picks
-one of the three by the target's scheme.
+one of the three by the target's scheme. ``HistoryStore`` keeps every run's summary, scores and
+failures in a local SQLite file, and ``compare_runs`` compares a run with an earlier
+one with the paired statistics (``metric_delta``) ``experiments.compare`` uses too.
 
 >>> from agenteval_otel.results import EvidenceRow
 >>> EvidenceRow(status="missing", expected="get_weather()").actual is None
@@ -26,7 +28,35 @@ from agenteval_otel.results._export import (
     verdict_attributes,
 )
 from agenteval_otel.results._failures import AgentFailure, describe_error
+from agenteval_otel.results._history import (
+    DEFAULT_HISTORY,
+    DEFAULT_KEEP,
+    HISTORY_KEEP_ENV,
+    BaselineSink,
+    CaseScores,
+    CriterionSummary,
+    FailureRecord,
+    HistoryStore,
+    Percentiles,
+    RunInfo,
+    SummarySink,
+    case_scores,
+    compare_runs,
+    history_keep,
+)
 from agenteval_otel.results._mlflow import MlflowAssessments
+from agenteval_otel.results._paired import (
+    EXACT_STATES,
+    BaselineComparison,
+    CaseChange,
+    CriterionDelta,
+    MetricDelta,
+    bootstrap_interval,
+    metric_delta,
+    percentile,
+    sign_flip_p_value,
+    smallest_p_value,
+)
 from agenteval_otel.results._phoenix import PhoenixAnnotations
 from agenteval_otel.results._results import (
     CaseResults,
@@ -92,4 +122,30 @@ __all__ = [
     "ResultCodec",
     "SummaryTally",
     "slim",
+    # the run history
+    "DEFAULT_HISTORY",
+    "DEFAULT_KEEP",
+    "HISTORY_KEEP_ENV",
+    "BaselineSink",
+    "CaseScores",
+    "CriterionSummary",
+    "FailureRecord",
+    "HistoryStore",
+    "Percentiles",
+    "RunInfo",
+    "SummarySink",
+    "case_scores",
+    "compare_runs",
+    "history_keep",
+    # paired statistics of two runs
+    "BaselineComparison",
+    "CaseChange",
+    "CriterionDelta",
+    "EXACT_STATES",
+    "MetricDelta",
+    "bootstrap_interval",
+    "metric_delta",
+    "percentile",
+    "sign_flip_p_value",
+    "smallest_p_value",
 ]

@@ -25,6 +25,7 @@ from pydantic_core import core_schema
 from agenteval_otel.errors import AgentEvalError
 from agenteval_otel.judge.usage import JudgeUsage
 from agenteval_otel.loading import read_json, validate_file_data
+from agenteval_otel.results._paired import BaselineComparison
 from agenteval_otel.trajectory.messages import ToolCall
 from agenteval_otel.trajectory.steps import TrajectoryStep
 
@@ -702,6 +703,9 @@ class EvalReport(BaseModel):
     status (``passed``, ``failed``, ``errored``); ``None`` when every case is listed."""
     distributions: dict[str, Any] | None = None
     """With ``omitted``: the run's score, tag, latency and token distributions."""
+    baseline: BaselineComparison | None = None
+    """With ``--baseline``: this run against an earlier one of the history (left out of the
+    JSON text when there is none)."""
 
     @classmethod
     def from_results(
@@ -765,7 +769,8 @@ class EvalReport(BaseModel):
         data_of = result_data or (lambda result: result.model_dump(mode="json"))
         head = self.model_dump(mode="json", exclude={"results"})
         yield "{"
-        for number, name in enumerate(type(self).model_fields):
+        names = [name for name in type(self).model_fields if name != "baseline" or self.baseline is not None]
+        for number, name in enumerate(names):
             yield ("," if number else "") + f"\n  {json.dumps(name)}: "
             if name != "results":
                 yield _indented(head[name], "  ")

@@ -27,6 +27,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from agenteval_otel import semconv as attr
 from agenteval_otel.criteria import EvalConfig
 from agenteval_otel.evaluation._worker import EvaluationWorker
+from agenteval_otel.results import HistoryStore
 from agenteval_otel.traces.files import read_logs, read_spans, read_trajectories
 from agenteval_otel.tracing import logs_file_for
 from agenteval_otel.trajectory.logs import LogRecord
@@ -249,6 +250,9 @@ def test_agenteval_serve_scores_what_it_receives_and_stops_on_sigterm(tmp_path: 
     assert "evaluated=1" in out and "verdict records exported=6" in out
     _, logs = _verdicts(target)
     assert {log.trace_id for log in logs} == {trace[0].trace_id} and len(logs) == 6
+    [session] = HistoryStore(tmp_path / ".agenteval" / "history.db").runs()  # its summary, recorded when it stopped
+    assert (session.command, session.source, session.cases) == ("serve", "serve", 1)
+    assert len(session.criteria_means) == 6
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -9,6 +9,7 @@ import pytest
 
 from agenteval_otel.cli import main
 from agenteval_otel.experiments import ExperimentResult, SimulationRecord
+from agenteval_otel.results import HistoryStore
 from tests.judge.judge_server import Reply, serve
 
 EXAMPLE_GRADER = Path(__file__).resolve().parents[2] / "examples" / "graders" / "helpfulness"
@@ -39,6 +40,17 @@ def test_experiment_run_with_criteria_exits_1_when_a_record_fails(tmp_path: Path
     good = _write_run(tmp_path / "good.jsonl", ["the answer"])
     assert main(["experiment", "run", str(good), "--config", str(_config(tmp_path)), "--out", str(out),
                  "--quiet"]) == 0
+
+
+def test_experiment_run_records_its_summary_in_the_history(tmp_path: Path) -> None:
+    run = _write_run(tmp_path / "run.jsonl", ["the answer", "something else"])
+    history = tmp_path / "history.db"
+    assert main(["experiment", "run", str(run), "--config", str(_config(tmp_path)), "--out",
+                 str(tmp_path / "exp.jsonl"), "--history", str(history), "--quiet"]) == 1
+    [recorded] = HistoryStore(history).runs()
+    assert (recorded.command, recorded.source, recorded.cases, recorded.passed, recorded.failed) == (
+        "experiment", str(run), 2, 1, 1)
+    assert recorded.criteria_means["final_response_present"] == 1.0 and "response_match" in recorded.criteria_means
 
 
 def test_experiment_run_with_a_grader_directory_against_a_local_server(
