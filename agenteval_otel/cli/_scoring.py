@@ -143,7 +143,8 @@ def _finish(report: EvalReport, args: argparse.Namespace, files: Sequence[Report
 
     console = Console()
     if not args.quiet:
-        print_report(report, console)
+        print_report(report, console, show_failures=args.show_failures,
+                     report_files=[str(file.path) for file in files if file.written is not None])
         if report.baseline is not None:
             console.print(baseline_table(report.baseline))
             for note in report.baseline.notes:
@@ -277,6 +278,11 @@ def add_commands(commands: Any) -> None:
     offline.set_defaults(handler=evaluate_traces)
 
 
+def _failures_shown(value: str) -> int | None:
+    """``--show-failures``: a count, or ``all`` (``None``)."""
+    return None if value == "all" else non_negative_int(value)
+
+
 def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE",
                         help="criteria: our EvalConfig JSON or Google ADK's test_config.json "
@@ -302,6 +308,9 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-file", metavar="FILE",
                         help="where results are appended as cases finish "
                              "(default: .agenteval/<eval set id>.<command>.jsonl)")
+    parser.add_argument("--show-failures", type=_failures_shown, default=20, metavar="N|all",
+                        help="how many failed or errored cases the console shows in full; the rest "
+                             "are counted in one line naming the report files (20)")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     add_history_options(parser, baseline=True)
     add_export_options(parser, "where the verdicts go (repeatable, one sink per TARGET): an OTLP endpoint "

@@ -4,6 +4,9 @@ actual trajectory side by side)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import islice
+
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -256,24 +259,42 @@ def case_diff(case: EvalCaseResult) -> Panel:
                  border_style=_STATUS_STYLE[status], title_align="left")
 
 
-def print_report(report: EvalReport, console: Console | None = None) -> None:
-    """The console report: criteria, what the LLM judge cost (and what it did not score), results, the diff of every case that did not pass, one
-    plain line per failure (easy to find in a CI log), what the readers understood of the
-    traces (offline, from spans), and a summary line."""
+SHOW_FAILURES = 20
+"""How many failed or errored cases the console shows in full by default."""
+_TABLE_CASES = 50
+"""Above this many cases the console leaves the per-case table to the report files."""
+
+
+def print_report(
+    report: EvalReport, console: Console | None = None, *, show_failures: int | None = SHOW_FAILURES,
+    report_files: Sequence[str] = (),
+) -> None:
+    """The console report: criteria, what the LLM judge cost (and what it did not score), results
+    (one row per case, up to 50 cases), the diff of the first ``show_failures`` cases that did not
+    pass (``None``: all) with one plain line per failure (easy to find in a CI log), one line
+    counting the rest and naming ``report_files`` where they are, what the readers understood of
+    the traces (offline, from spans), and a summary line."""
     console = console or Console()
     console.print(criteria_table(report, width=console.width))
     for line in judge_lines(report):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    console.print(results_table(report, width=console.width))
+    if len(report.results) <= _TABLE_CASES:
+        console.print(results_table(report, width=console.width))
     runs = runs_table(report)
     if runs is not None:
         console.print(runs)
-    for case in report.results:
-        if case.status != "passed":
-            console.print(case_diff(case))
-    failures = report.failure_message()
+    failed = (case for case in report.results if case.status != "passed")
+    shown = list(failed if show_failures is None else islice(failed, show_failures))
+    for case in shown:
+        console.print(case_diff(case))
+    failures = report.failure_message(limit=show_failures)
     if failures:
         console.print(failures, markup=False, highlight=False, soft_wrap=True)
+    rest = report.summary.failed_cases + report.summary.error_cases - len(shown)
+    if rest > 0:
+        where = f"see {', '.join(report_files)}" if report_files else "write them with --report FILE"
+        console.print(f"... and {rest:,} more failed or errored case{'s' if rest != 1 else ''} not shown "
+                      f"({where}; --show-failures N|all)", markup=False, highlight=False, soft_wrap=True)
     for line in coverage_lines(report):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(summary_line(report))

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
@@ -733,15 +734,17 @@ class EvalReport(BaseModel):
         """Whether every case passed (and there was at least one)."""
         return self.summary.total_cases > 0 and self.summary.passed_cases == self.summary.total_cases
 
-    def failure_message(self) -> str:
-        """A readable account of every failed or errored case; empty when all passed."""
+    def failure_message(self, limit: int | None = None) -> str:
+        """A readable account of every failed or errored case (of the first ``limit`` of them);
+        empty when all passed."""
         if self.passed:
             return ""
         label = f"eval set {self.eval_set_name or self.eval_set_id}"
         s = self.summary
         if s.total_cases == 0:
             return f"{label}: no eval case was run"
-        problems = [line for case in self.results for line in case.problems()]
+        failing = (case for case in self.results if case.status != "passed")
+        problems = [line for case in islice(failing, limit) for line in case.problems()]
         head = (
             f"{label}: {s.passed_cases}/{s.total_cases} cases passed "
             f"({s.failed_cases} failed, {s.error_cases} errored)"

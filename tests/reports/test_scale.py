@@ -106,3 +106,21 @@ def test_a_negative_limit_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["eval", "--traces", str(tmp_path / "t.json"), "--report-full-failures", "-1"]) == 2
     assert capsys.readouterr().err == ("agenteval eval: error: --report-full-failures -1: expected a whole number "
                                        "of at least 0 (see agenteval eval --help)\n")
+
+
+def test_the_console_shows_the_first_failures_in_full_and_counts_the_rest(big_report: EvalReport) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from agenteval_otel.reports import print_report
+
+    out = StringIO()
+    print_report(big_report, Console(file=out, width=120), report_files=["report.json"])
+    text = out.getvalue()
+    assert len(text.encode()) < 100_000
+    assert text.count("weather-") < 200 and "weather-00007" in text and "weather-19957" not in text
+    assert "... and 380 more failed or errored cases not shown (see report.json; --show-failures N|all)" in text
+    everything = StringIO()
+    print_report(big_report, Console(file=everything, width=120), show_failures=None)
+    assert "weather-19957" in everything.getvalue() and "more failed or errored" not in everything.getvalue()
