@@ -301,10 +301,10 @@ def line_chart_svg(series: Sequence[tuple[str, Sequence[float | None]]], x_label
         raise ValueError(f"every series needs one value per x label ({count})")
     found = [v for _, values in series for v in values if v is not None and math.isfinite(v)]
     low = (min(0.0, min(found, default=0.0)) if minimum is None else minimum)
-    high = (max(found, default=1.0) if maximum is None else maximum)
+    high = (_round_up(max(found, default=1.0)) if maximum is None else maximum)
     if high <= low:
         high = low + 1.0
-    left, right, top, bottom = 52, _WIDTH - 12, 30, 170
+    left, right, top, bottom = 64, _WIDTH - 16, 30, 170
     legend_rows = math.ceil(len(series) / 3)
     height = bottom + 40 + 16 * legend_rows
 
@@ -381,6 +381,14 @@ def _text(x: float, y: float, text: str, *, anchor: str = "start", small: bool =
 
 def _hline(left: float, right: float, y: float) -> str:
     return f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{_GRID}" stroke-opacity=".35"/>'
+
+
+def _round_up(value: float) -> float:
+    """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``value`` (> 0)."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value * (1 - 1e-9))
 
 
 def _ticks(low: float, high: float) -> list[float]:

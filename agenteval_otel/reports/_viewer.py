@@ -50,7 +50,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from agenteval_otel.errors import AgentEvalError, ConfigError, HistoryError
 from agenteval_otel.reports._history import baseline_forest_svg
-from agenteval_otel.reports._html import PAGE_CSS, _badge, _e, case_details
+from agenteval_otel.reports._html import PAGE_CSS, _badge, _e, _seconds, case_details
 from agenteval_otel.reports._plots import bin_counts, distribution_svg, histogram_svg, line_chart_svg
 from agenteval_otel.reports._scale import SCORE_BINS
 from agenteval_otel.results import (
@@ -210,7 +210,7 @@ class Viewer:
         for title, unit, measure in (("Agent time per case", "seconds", "latency"),
                                      ("Tokens per case", "tokens", "tokens")):
             values = [getattr(run, measure) for run in runs]
-            if any(values):
+            if any(v is not None and v.p99 > 0 for v in values):
                 plots.append(line_chart_svg(
                     [(point, [None if v is None else float(getattr(v, point)) for v in values])
                      for point in ("p50", "p90", "p99")], labels, title=title, y_label=unit))
@@ -248,7 +248,7 @@ class Viewer:
         tokens = [case.tokens for case in cases if case.tokens is not None]
         if durations:
             plots.append(distribution_svg(durations, title="Agent time per case", x_label="seconds", unit=" s"))
-        if tokens:
+        if any(tokens):
             plots.append(distribution_svg(tokens, title="Tokens per case", x_label="input + output tokens"))
         if plots:
             figures = "".join(f'<figure class="plot-figure">{svg}</figure>' for svg in plots)
@@ -461,7 +461,7 @@ def _criteria_summary(criteria: Sequence[CriterionSummary]) -> str:
 def _runs_form(runs: Sequence[RunInfo]) -> str:
     rows = []
     for index, run in enumerate(runs):
-        latency = "–" if run.latency is None else f"{run.latency.p50:.2f} s"
+        latency = "–" if run.latency is None else _seconds(run.latency.p50)
         tokens = "–" if run.tokens is None else f"{run.tokens.p50:,.0f}"
         rows.append(
             f'<tr><td><input type="radio" name="a" value="{_e(run.id)}" aria-label="A: {_e(run.id)}"'
