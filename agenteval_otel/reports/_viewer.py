@@ -66,8 +66,8 @@ __all__ = ["LOOPBACK", "TraceLink", "Viewer", "viewer_server"]
 
 LOOPBACK = "127.0.0.1"
 """The only address the viewer listens on."""
-POLICY = ("default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; "
-          "frame-ancestors 'none'")
+POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
+"""The pages' Content-Security-Policy (the server's header adds ``frame-ancestors 'none'``)."""
 
 
 @dataclass(frozen=True)
@@ -381,7 +381,7 @@ class _Handler(BaseHTTPRequestHandler):
         data = page.encode("utf-8")
         self.send_response(status)
         for name, value in (("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(data))),
-                            ("Content-Security-Policy", POLICY), ("X-Content-Type-Options", "nosniff"),
+                            ("Content-Security-Policy", f"{POLICY}; frame-ancestors 'none'"), ("X-Content-Type-Options", "nosniff"),
                             ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store")):
             self.send_header(name, value)
         self.end_headers()
