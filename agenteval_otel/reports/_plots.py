@@ -387,7 +387,7 @@ def _round_up(value: float) -> float:
     """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``value`` (> 0)."""
     if value <= 0 or not math.isfinite(value):
         return 1.0
-    power = 10 ** math.floor(math.log10(value))
+    power: float = 10.0 ** math.floor(math.log10(value))
     return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value * (1 - 1e-9))
 
 
