@@ -1,6 +1,6 @@
 """Everything that renders for people: the console report (rich), the eval-set and trajectory
-tables, the report files (JSON, JUnit XML, CSV, one self-contained HTML page) and the plots
-(inline SVG) they and other pages draw.
+tables, the report files (JSON, JUnit XML, CSV, one self-contained HTML page), the plots (inline
+SVG) they and other pages draw, and the local viewer over the run history (``agenteval view``).
 
 >>> from agenteval_otel.evalsets import EvalSetBuilder
 >>> from agenteval_otel.evaluation import evaluate

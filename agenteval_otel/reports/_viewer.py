@@ -464,9 +464,9 @@ def _runs_form(runs: Sequence[RunInfo]) -> str:
         latency = "–" if run.latency is None else _seconds(run.latency.p50)
         tokens = "–" if run.tokens is None else f"{run.tokens.p50:,.0f}"
         rows.append(
-            f'<tr><td><input type="radio" name="a" value="{_e(run.id)}" aria-label="A: {_e(run.id)}"'
+            f'<tr><td data-label="A (baseline)"><input type="radio" name="a" value="{_e(run.id)}" aria-label="A: {_e(run.id)}"'
             f'{" checked" if index == 1 else ""}></td>'
-            f'<td><input type="radio" name="b" value="{_e(run.id)}" aria-label="B: {_e(run.id)}"'
+            f'<td data-label="B"><input type="radio" name="b" value="{_e(run.id)}" aria-label="B: {_e(run.id)}"'
             f'{" checked" if index == 0 else ""}></td>'
             f'<th scope="row"><a href="/run/{_q(run.id)}">{_e(run.id)}</a></th>'
             f'<td data-label="When">{run.created_at:%Y-%m-%d %H:%M:%S}</td>'
