@@ -34,6 +34,8 @@ SKIPPED_COMMANDS = {
     'pip install -e ".[test,all,backends-test]" -e instrumentation/agenteval-instrumentation-openai -e instrumentation/agenteval-instrumentation-langgraph':
         "installs the test extra and the instrumentors: the tests are already running",
     "pytest": "runs this very suite",
+    'agenteval view --reports reports --trace-url "http://localhost:16686/trace/{trace_id}?uiFind={span_id}"':
+        "serves until stopped (tests/reports/test_viewer.py serves it and stops it)",
 }
 NOT_RUN_BLOCKS = 7  # the three usage synopses, the judge endpoints, a worker that serves until stopped,
 # and the two blocks of a batch run on Ray (an install, a cluster over an archive)
@@ -208,5 +210,5 @@ def test_bash_blocks_run_as_written(workspace: Path) -> None:
             assert done.returncode == 0, f"README.md:{block.line}: {command}\n{done.stdout}{done.stderr}"
             ran.append(command)
     assert sorted(skipped) == sorted(SKIPPED_COMMANDS)
-    assert len(ran) == 10
+    assert len(ran) == 12
     assert {"out.json", "junit.xml", "report.html", "run.jsonl"} <= {p.name for p in workspace.iterdir()}

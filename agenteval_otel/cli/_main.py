@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from agenteval_otel import __version__
-from agenteval_otel.cli import _experiments, _history, _inspect, _scoring, _serve
+from agenteval_otel.cli import _experiments, _history, _inspect, _scoring, _serve, _view
 from agenteval_otel.cli._args import OneLineErrorParser
 from agenteval_otel.cli._exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Command
 from agenteval_otel.errors import AgentEvalError
@@ -23,7 +23,7 @@ def build_parser() -> OneLineErrorParser:
     parser.add_argument("--version", action="version", version=f"agenteval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=OneLineErrorParser)
-    for family in (_inspect, _scoring, _serve, _experiments, _history):
+    for family in (_inspect, _scoring, _serve, _experiments, _history, _view):
         family.add_commands(commands)
     return parser
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agenteval_otel.reports._plots import Estimate, forest_plot_svg
 from agenteval_otel.results import BaselineComparison, RunInfo
 
-__all__ = ["baseline_table", "history_table"]
+__all__ = ["baseline_forest_svg", "baseline_table", "history_table"]
 
 
 def baseline_table(comparison: BaselineComparison) -> Any:
@@ -71,6 +72,28 @@ def baseline_table(comparison: BaselineComparison) -> Any:
     if unpaired:
         parts.append(Text(f"cases not compared: {', '.join(unpaired)}"))
     return Group(*parts)
+
+
+def baseline_forest_svg(comparison: BaselineComparison, *, title: str | None = None) -> str:
+    """The per-criterion change of the mean score (this run − the baseline) with its paired 95%
+    interval, as a forest plot (inline SVG): significant regressions red, improvements green.
+
+    >>> from agenteval_otel.results import compare_runs, CaseScores, RunInfo
+    >>> from datetime import datetime, timezone
+    >>> info = RunInfo("r0", datetime(2025, 1, 1, tzinfo=timezone.utc), "run", "s", {}, 2, 2, 0, 0, 1.0, 1.0,
+    ...                0.0, 0, None, None)
+    >>> a = [CaseScores(c, "passed", {"m": 1.0}, {"m": "passed"}) for c in ("c1", "c2")]
+    >>> b = [CaseScores(c, "failed", {"m": 0.5}, {"m": "failed"}) for c in ("c1", "c2")]
+    >>> svg = baseline_forest_svg(compare_runs(info, a, b))
+    >>> 'class="plot forest"' in svg, "m: -0.500" in svg
+    (True, True)
+    """
+    estimates = [Estimate(delta.criterion, delta.mean.delta, delta.mean.ci_low, delta.mean.ci_high,
+                          "bad" if delta.mean.regressed else "good" if delta.mean.significant else "neutral")
+                 for delta in comparison.criteria if delta.mean.delta is not None]
+    return forest_plot_svg(estimates, title=title or f"against run {comparison.baseline_run_id}: "
+                                                      "per-criterion deltas",
+                           x_label="change of the mean score (this run − baseline), 95% CI")
 
 
 def _number(value: float | None, signed: bool = False) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from agenteval_otel.reports._diff import tool_call_rows
+from agenteval_otel.reports._history import baseline_forest_svg
 from agenteval_otel.reports._judge import judge_lines
 from agenteval_otel.reports._plots import bar_chart_svg, bin_counts, distribution_svg, histogram_svg
 from agenteval_otel.reports._scale import SCORE_BINS, Aggregates, CaseTags, ReportLimits
@@ -76,10 +77,11 @@ def _page(report: EvalReport, limits: ReportLimits, tags: CaseTags) -> Iterator[
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'
-            f"<title>{_e(title)} · evaluation report</title>\n<style>{_CSS}</style>\n</head>\n"
+            f"<title>{_e(title)} · evaluation report</title>\n<style>{PAGE_CSS}</style>\n</head>\n"
             f"<body>\n{_header(report)}\n<main>"
         )
         yield _summary(report)
+        yield _baseline_section(report)
         yield _chart_section(report, cases.thresholds())
         yield _plots_section(cases.aggregates)
         yield from _cases_table(cases, rows)
@@ -128,7 +130,7 @@ class _CasePass:
         rows.write(json.dumps([f'<tr class="status-{case.status}"><th scope="row"><a href="#case-{index}">'
                                f"{_e(_case_label(case))}</a></th><td>{_badge(case.status)}</td>",
                                cells, f'<td class="why" data-label="Why">{why}</td></tr>']) + "\n")
-        details.write(_case(index, case))
+        details.write(case_details(index, case))
 
     def thresholds(self) -> dict[str, float]:
         """The threshold each criterion was scored against (the most common one, should they vary)."""
@@ -177,6 +179,22 @@ def _summary(report: EvalReport) -> str:
                     f"{_e(line)}</p>" for line in judge_lines(report))
     return (f'<section aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>'
             f'<dl class="cards">{items}</dl>{stack}{judge}</section>')
+
+
+def _baseline_section(report: EvalReport) -> str:
+    """With a baseline: the forest plot of each criterion's change and the cases whose verdict changed."""
+    comparison = report.baseline
+    if comparison is None:
+        return ""
+    when = comparison.baseline_created_at[:16].replace("T", " ")
+    changes = "".join(f'<p class="changed">{_e(title)} ({len(cases)}): '
+                      f'{_e(", ".join(f"{c.eval_id} ({c.status_a} → {c.status_b})" for c in cases))}</p>'
+                      for title, cases in (("Passed in the baseline, not now", comparison.newly_failed),
+                                           ("Passed now, not in the baseline", comparison.newly_passed)) if cases)
+    return (f'<section aria-labelledby="baseline-title"><h2 id="baseline-title">Against the baseline</h2>'
+            f'<p class="muted">Run <code>{_e(comparison.baseline_run_id)}</code> of {_e(when)} UTC, '
+            f"{comparison.pairs} paired case{'s' if comparison.pairs != 1 else ''}.</p>"
+            f'<figure class="plot-figure">{baseline_forest_svg(comparison)}</figure>{changes}</section>')
 
 
 # --- the score chart -------------------------------------------------------------------------
@@ -332,7 +350,9 @@ def _score_cell(name: str, result: CriterionResult | None) -> str:
 
 # --- per case: criteria, metrics and the trajectory diff of every turn ------------------------
 
-def _case(index: int, case: EvalCaseResult) -> str:
+def case_details(index: int, case: EvalCaseResult) -> str:
+    """One case as the page shows it (``id="case-{index}"``): its verdict, error, criteria,
+    metrics and the trajectory diff of every turn, in a ``<details>`` open unless it passed."""
     opened = "" if case.status == "passed" else " open"
     score = "" if case.score is None else f'<span class="case-score">score {case.score:.2f}</span>'
     eval_id = (f' <code class="muted">{_e(case.eval_id)}</code>'
@@ -518,7 +538,7 @@ def _seconds(seconds: float) -> str:
 
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
-_CSS = """
+PAGE_CSS = """
 :root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fff;--panel:#f6f8fa;
 --line:#d1d9e0;--pass:#116329;--pass-bg:#dafbe1;--pass-strong:#1a7f37;--fail:#a40e26;
 --fail-bg:#ffebe9;--fail-strong:#cf222e;--error:#7d4e00;--error-bg:#fff4d4;--error-strong:#d4a72c;

@@ -30,6 +30,7 @@ __all__ = [
     "distribution_svg",
     "forest_plot_svg",
     "histogram_svg",
+    "line_chart_svg",
     "percentiles",
 ]
 
@@ -40,6 +41,7 @@ _GOOD = "#2ea043"
 _BAD = "#cf222e"
 _NEUTRAL = "#6e7781"
 _GRID = "#8c959f"
+_SERIES = ("#2f81f7", "#cf222e", "#2ea043", "#bf8700", "#8250df", "#1b7c83", "#e16f24", "#6e7781")
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,66 @@ def forest_plot_svg(estimates: Sequence[Estimate], *, title: str, x_label: str =
     return "".join(parts) + "</svg>"
 
 
+def line_chart_svg(series: Sequence[tuple[str, Sequence[float | None]]], x_labels: Sequence[str], *, title: str,
+                   y_label: str, minimum: float | None = None, maximum: float | None = None,
+                   percent: bool = False) -> str:
+    """Lines over the same ``x_labels`` (e.g. runs, oldest first), one per ``(name, values)``
+    (a ``None`` value is a gap), on a shared axis from ``minimum`` to ``maximum`` (default:
+    zero and the largest value), with a legend; values shown as percentages with ``percent``.
+
+    >>> svg = line_chart_svg([("trajectory_match", [1.0, 0.5, None, 0.75])], ["r1", "r2", "r3", "r4"],
+    ...                      title="mean score", y_label="score", maximum=1.0)
+    >>> svg.count('class="plot-line"'), svg.count('class="plot-point"'), "r2: 0.5" in svg
+    (1, 3, True)
+    """
+    count = len(x_labels)
+    if any(len(values) != count for _, values in series):
+        raise ValueError(f"every series needs one value per x label ({count})")
+    found = [v for _, values in series for v in values if v is not None and math.isfinite(v)]
+    low = (min(0.0, min(found, default=0.0)) if minimum is None else minimum)
+    high = (_round_up(max(found, default=1.0)) if maximum is None else maximum)
+    if high <= low:
+        high = low + 1.0
+    left, right, top, bottom = 64, _WIDTH - 16, 30, 170
+    legend_rows = math.ceil(len(series) / 3)
+    height = bottom + 40 + 16 * legend_rows
+
+    def shown(value: float) -> str:
+        return f"{value:.0%}" if percent else _num(value)
+
+    def x(index: int) -> float:
+        return (left + right) / 2 if count == 1 else left + (right - left) * index / (count - 1)
+
+    def y(value: float) -> float:
+        return bottom - (bottom - top) * (value - low) / (high - low)
+
+    described = "; ".join(f"{name}: " + ", ".join(f"{label} {shown(v)}" for label, v in zip(x_labels, values)
+                                                  if v is not None) for name, values in series)
+    parts = [_open("lines", height, title, described or "no values"), _text(left, 18, title, weight="600")]
+    for step in range(5):
+        tick = low + (high - low) * step / 4
+        parts.append(_hline(left, right, y(tick)) + _text(left - 6, y(tick) + 4, shown(tick), anchor="end", small=True))
+    stride = max(1, math.ceil(count / 6))
+    for index in range(0, count, stride):
+        parts.append(_text(x(index), bottom + 16, _clip(x_labels[index], 12), anchor="middle", small=True))
+    for number, (name, values) in enumerate(series):
+        colour = _SERIES[number % len(_SERIES)]
+        points = [(index, v) for index, v in enumerate(values) if v is not None and math.isfinite(v)]
+        lines = "".join(f'<line class="plot-line" x1="{x(i):.1f}" y1="{y(a):.1f}" x2="{x(j):.1f}" y2="{y(b):.1f}" '
+                        f'stroke="{colour}" stroke-width="2"/>'
+                        for (i, a), (j, b) in zip(points, points[1:]) if j == i + 1)
+        dots = "".join(f'<circle class="plot-point" cx="{x(i):.1f}" cy="{y(v):.1f}" r="3.5" fill="{colour}">'
+                       f"<title>{_e(f'{name} · {x_labels[i]}: {shown(v)}')}</title></circle>" for i, v in points)
+        row, column = divmod(number, 3)
+        lx, ly = left + column * (right - left) / 3, bottom + 34 + 16 * row
+        key = (f'<rect x="{lx:.1f}" y="{ly - 9:.1f}" width="12" height="4" fill="{colour}"/>'
+               + _text(lx + 16, ly - 4, _clip(name, 20), small=True))
+        parts.append(f'<g class="plot-series"><title>{_e(name)}</title>{lines}{dots}{key}</g>')
+    parts.append(f'<text x="12" y="{(top + bottom) / 2:.1f}" text-anchor="middle" font-size="11" fill-opacity=".75" '
+                 f'transform="rotate(-90 12 {(top + bottom) / 2:.1f})">{_e(y_label)}</text>')
+    return "".join(parts) + "</svg>"
+
+
 # --- pieces --------------------------------------------------------------------------------------
 
 def _e(value: object) -> str:
@@ -319,6 +381,14 @@ def _text(x: float, y: float, text: str, *, anchor: str = "start", small: bool =
 
 def _hline(left: float, right: float, y: float) -> str:
     return f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="{_GRID}" stroke-opacity=".35"/>'
+
+
+def _round_up(value: float) -> float:
+    """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``value`` (> 0)."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0
+    power: float = 10.0 ** math.floor(math.log10(value))
+    return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value * (1 - 1e-9))
 
 
 def _ticks(low: float, high: float) -> list[float]:

@@ -16,6 +16,7 @@ from agenteval_otel.reports import (
     distribution_svg,
     forest_plot_svg,
     histogram_svg,
+    line_chart_svg,
     percentiles,
     write_html,
 )
@@ -31,16 +32,30 @@ def _plots() -> list[str]:
         bar_chart_svg([(SCRIPT, 0.25)], title=SCRIPT, x_label=SCRIPT, notes=[SCRIPT]),
         distribution_svg([1.0, 2.0, 3.0], title=SCRIPT, x_label=SCRIPT, unit=SCRIPT),
         forest_plot_svg([Estimate(SCRIPT, 0.1, -0.1, 0.3)], title=SCRIPT, x_label=SCRIPT),
+        line_chart_svg([(SCRIPT, [0.5, None])], [SCRIPT, SCRIPT], title=SCRIPT, y_label=SCRIPT),
     ]
 
 
-@pytest.mark.parametrize("svg", _plots(), ids=["histogram", "bars", "distribution", "forest"])
+@pytest.mark.parametrize("svg", _plots(), ids=["histogram", "bars", "distribution", "forest", "lines"])
 def test_each_plot_is_well_formed_titled_and_escaped(svg: str) -> None:
     root = ElementTree.fromstring(svg)  # well-formed XML: no text became markup
     assert root.tag == f"{SVG}svg" and root.get("role") == "img"
     assert root.find(f"{SVG}title").text == SCRIPT  # type: ignore[union-attr]
     assert list(root.iter(f"{SVG}script")) == []
     assert "<script>" not in svg
+
+
+def test_line_chart_points_follow_the_values_and_gaps_break_the_line() -> None:
+    root = ElementTree.fromstring(line_chart_svg([("pass rate", [1.0, 0.5, None, 0.0, 0.25])], list("abcde"),
+                                                 title="t", y_label="y", minimum=0.0, maximum=1.0, percent=True))
+    points = [(float(c.get("cx", 0)), float(c.get("cy", 0))) for c in root.iter(f"{SVG}circle")]
+    assert len(points) == 4 and [x for x, _ in points] == sorted(x for x, _ in points)
+    top, middle, bottom = points[0][1], points[1][1], points[2][1]
+    assert middle - top == pytest.approx(bottom - middle)  # 1.0, 0.5, 0.0 evenly spaced
+    assert len([e for e in root.iter(f"{SVG}line") if e.get("class") == "plot-line"]) == 2  # b–c–d broken by c
+    assert [c.findtext(f"{SVG}title") for c in root.iter(f"{SVG}circle")][1] == "pass rate · b: 50%"
+    with pytest.raises(ValueError, match="one value per x label"):
+        line_chart_svg([("m", [1.0])], ["a", "b"], title="t", y_label="y")
 
 
 def test_histogram_bars_follow_the_counts() -> None:
