@@ -109,13 +109,21 @@ def compare_experiments(args: argparse.Namespace) -> int:
             Path(args.report).write_text(comparison.model_dump_json(indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"--report {args.report}: cannot write there ({exc.strerror or exc})") from None
+    if args.html:
+        from agenteval_otel.reports import comparison_html
+
+        try:
+            Path(args.html).write_text(comparison_html(comparison), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--html {args.html}: cannot write there ({exc.strerror or exc})") from None
     if not args.quiet:
         console = Console()
         console.print(comparison_table(comparison))
         for note in comparison.notes:
             console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
-        if args.report:
-            console.print(f"wrote {args.report}", highlight=False)
+        for written in (args.report, args.html):
+            if written:
+                console.print(f"wrote {written}", highlight=False)
     return EXIT_FAILED if comparison.regressions else EXIT_OK
 
 
@@ -177,6 +185,8 @@ def add_commands(commands: Any) -> None:
     compared.add_argument("a", metavar="A.jsonl", help="the baseline experiment")
     compared.add_argument("b", metavar="B.jsonl", help="the experiment compared with it")
     compared.add_argument("--report", metavar="FILE", help="write the comparison as JSON")
+    compared.add_argument("--html", metavar="FILE",
+                          help="write the comparison as an HTML page with a forest plot of the deltas")
     compared.add_argument("--resamples", type=positive_int, default=2000, metavar="N",
                           help="bootstrap resamples for the confidence interval (2000)")
     compared.add_argument("--seed", type=whole_number, default=0, help="the bootstrap's random seed (0)")

@@ -21,7 +21,12 @@ from agenteval_otel.reports._console import (
 )
 from agenteval_otel.reports._csv import CSV_COLUMNS, csv_lines, write_csv
 from agenteval_otel.reports._diff import TOOL_CRITERION, tool_call_rows
-from agenteval_otel.reports._experiments import comparison_forest_svg, comparison_table, experiment_table
+from agenteval_otel.reports._experiments import (
+    comparison_forest_svg,
+    comparison_html,
+    comparison_table,
+    experiment_table,
+)
 from agenteval_otel.reports._history import baseline_forest_svg, baseline_table, history_table
 from agenteval_otel.reports._html import render_html, write_html
 from agenteval_otel.reports._judge import judge_lines, usage_text
@@ -59,6 +64,7 @@ __all__ = [
     "progress_sink",
     # experiments
     "comparison_forest_svg",
+    "comparison_html",
     "comparison_table",
     "experiment_table",
     # the run history

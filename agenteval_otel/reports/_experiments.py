@@ -1,4 +1,4 @@
-"""Experiments and comparisons on the console, as rich renderables.
+"""Experiments and comparisons on the console, as rich renderables, and a comparison as an HTML page.
 
 They take an ``agenteval_otel.experiments.ExperimentResult`` and ``Comparison`` by their fields
 (reports sit below experiments, so they name neither type).
@@ -65,12 +65,10 @@ def comparison_table(comparison: Any) -> Any:
         table.add_column(column, justify="right")
     table.add_column("", min_width=9, no_wrap=True)
     for metric in comparison.metrics:
-        interval = f"[{_number(metric.ci_low, True)}, {_number(metric.ci_high, True)}]" \
-            if metric.ci_low is not None else "–"
         verdict = Text("regressed", style="bold red") if metric.regressed else \
             Text("improved", style="bold green") if metric.significant else Text("")
         table.add_row(metric.metric, str(metric.pairs), _number(metric.mean_a), _number(metric.mean_b),
-                      _number(metric.delta, True), interval,
+                      _number(metric.delta, True), _interval(metric),
                       "–" if metric.p_value is None else f"{metric.p_value:.4f}", verdict)
     parts: list[Any] = [table]
     for title, changes, style in (("passed in A, not in B", comparison.newly_failed, "red"),
@@ -102,3 +100,48 @@ def comparison_forest_svg(comparison: Any) -> str:
                  for metric in comparison.metrics if metric.delta is not None]
     return forest_plot_svg(estimates, title=f"{comparison.source_b or 'B'} vs {comparison.source_a or 'A'}: "
                                             "per-metric deltas", x_label="delta of the mean (B − A), 95% CI")
+
+
+def comparison_html(comparison: Any) -> str:
+    """The comparison as a self-contained HTML page: the forest plot of the per-metric deltas,
+    the metrics table and the queries whose verdict changed (no script, nothing loaded).
+
+    >>> from agenteval_otel.experiments import ExperimentRecord, ExperimentResult, compare
+    >>> def run(score): return ExperimentResult(records=[
+    ...     ExperimentRecord(query_index=i, query="<q>", scores={"m": score}, metric_passed={"m": score > 0.6},
+    ...                      passed=score > 0.6) for i in range(3)])
+    >>> page = comparison_html(compare(run(0.8), run(0.5)))
+    >>> 'class="plot forest"' in page, "#0 &#x27;&lt;q&gt;&#x27;: passed → failed" in page
+    (True, True)
+    """
+    from agenteval_otel.reports._html import _POLICY, PAGE_CSS, _e
+
+    title = f"{comparison.source_b or 'B'} vs {comparison.source_a or 'A'} ({comparison.pairs} paired queries)"
+    rows = "".join(
+        f"<tr><td>{_e(m.metric)}</td><td>{m.pairs}</td><td>{_number(m.mean_a)}</td><td>{_number(m.mean_b)}</td>"
+        f"<td>{_number(m.delta, True)}</td><td>{_interval(m)}</td>"
+        f"<td>{'–' if m.p_value is None else f'{m.p_value:.4f}'}</td>"
+        f"<td>{'regressed' if m.regressed else 'improved' if m.significant else ''}</td></tr>"
+        for m in comparison.metrics)
+    changes = "".join(
+        f"<h2>{_e(heading)} ({len(items)})</h2><ul>"
+        + "".join(f"<li>#{c.query_index} {_e(repr(c.query))}: {c.status_a} → {c.status_b}</li>" for c in items)
+        + "</ul>"
+        for heading, items in (("passed in A, not in B", comparison.newly_failed),
+                               ("passed in B, not in A", comparison.newly_passed)) if items)
+    notes = "".join(f"<p class=\"note\">{_e(note)}</p>" for note in comparison.notes)
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'
+        f"<title>{_e(title)}</title>\n<style>{PAGE_CSS}</style>\n</head>\n<body>\n<main>\n"
+        f"<h1>{_e(title)}</h1>\n{comparison_forest_svg(comparison)}\n"
+        "<table><thead><tr><th>metric</th><th>pairs</th><th>mean A</th><th>mean B</th><th>delta</th>"
+        f"<th>95% CI</th><th>p</th><th></th></tr></thead><tbody>{rows}</tbody></table>\n{changes}{notes}\n"
+        "</main>\n</body>\n</html>\n")
+
+
+def _interval(metric: Any) -> str:
+    if metric.ci_low is None:
+        return "–"
+    return f"[{_number(metric.ci_low, True)}, {_number(metric.ci_high, True)}]"

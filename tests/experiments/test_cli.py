@@ -76,10 +76,13 @@ def test_experiment_compare_exits_1_on_a_significant_regression_and_writes_the_r
         main(["experiment", "run", str(run), "--config", config, "--out", str(tmp_path / f"{name}.jsonl"), "--quiet"])
     capsys.readouterr()
     report = tmp_path / "cmp.json"
+    page = tmp_path / "cmp.html"
     assert main(["experiment", "compare", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"),
-                 "--report", str(report)]) == 1
+                 "--report", str(report), "--html", str(page)]) == 1
     printed = capsys.readouterr().out
     assert "regressed" in printed and "passed in A, not in B (8)" in printed
+    html = page.read_text(encoding="utf-8")
+    assert 'class="plot forest"' in html and "<h2>passed in A, not in B (8)</h2>" in html and "<script" not in html
     data = json.loads(report.read_text())
     assert {m["metric"]: m["p_value"] for m in data["metrics"]}["response_match"] == 2 / 256
     assert len(data["newly_failed"]) == 8
