@@ -17,6 +17,7 @@ import json
 import sys
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Union
 
@@ -312,7 +313,10 @@ class EvalSet(SchemaReferenced):
         """
         document = read_document(path)
         file = document.path
-        return _validated_eval_set(cls, _with_stable_ids(eval_set_data(document.data, file), file), document)
+        data = _with_stable_ids(eval_set_data(document.data, file), file)
+        # The raw cases are freed one by one as they are validated: the document keeps only its lines.
+        document = replace(document, data=None)
+        return _validated_eval_set(cls, data, document)
 
     @classmethod
     def from_file(cls, path: str | Path) -> EvalSet:
