@@ -91,11 +91,14 @@ class Targets:
         """Print every target with its verdict; write the record if asked; the exit status (1: a miss)."""
         targeted = [f for f in self.figures.values() if f.target]
         print()
-        print(f"{self.bench}: {len(targeted)} targets")
+        print(f"{self.bench}: {len(targeted)} targets" if targeted else f"{self.bench}: figures reported, no target")
         for figure in targeted:
             print(f"  {figure.name}: {figure}")
         missed = self.missed
-        print("every target met" if not missed else f"targets MISSED: {'; '.join(f.name for f in missed)}")
+        if missed:
+            print(f"targets MISSED: {'; '.join(f.name for f in missed)}")
+        elif targeted:
+            print("every target met")
         record = os.environ.get(RECORD_ENV)
         if record:
             Path(record).write_text(json.dumps({
