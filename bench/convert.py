@@ -53,6 +53,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _targets import Targets  # noqa: E402
 from evaluate import TRACES_PER_LINE, _trace  # noqa: E402  (the shared span generator)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -258,11 +259,7 @@ def _traces_per_line(line: bytes) -> int:
     return max(1, sum(1 for s in spans if not s.get("parentSpanId")))
 
 
-def _mark(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--traces", type=int, default=2000)
@@ -277,19 +274,28 @@ def main() -> None:
             times = timings(path, args.rounds)
             held, size = retained_per_span(path)
             rows.append((name, spans, path.stat().st_size / spans, times, held - size))
+    targets = Targets("convert")
+    targets.note("producers", f"{used} runs of {len({p.parent.name for p in producer_runs()})} producers")
     print(f"CPU time, median of {args.rounds} interleaved rounds; {args.traces:,} traces per workload")
     print(f"{'workload':<24}{'spans':>9}{'B/span':>8}{'floor µs':>10}{'skeleton':>10}{'read':>8}{'convert':>9}"
-          f"{'target':>8}{'':>8}{'retained':>10}{'target':>8}")
+          f"{'target':>16}{'retained':>10}{'target':>18}")
     for name, spans, size, times, extra in rows:
-        ratio_skeleton = times["skeleton"] / times["floor"]
-        ratio_read = times["read"] / times["floor"]
-        ratio = times["convert"] / times["floor"]
-        print(f"{name:<24}{spans:>9,}{size:>8.0f}{times['floor'] / spans * 1e6:>10.2f}{ratio_skeleton:>9.2f}×"
-              f"{ratio_read:>7.2f}×{ratio:>8.2f}×{'≤ 3×':>8}{_mark(ratio <= TARGET_RATIO):>8}"
-              f"{extra:>8.0f} B{'≤ 1 KB':>8} {_mark(extra <= TARGET_RETAINED_BYTES)}")
+        workload = name.split()[0]
+        targets.figure(f"{workload}: spans", spans, digits=0)
+        floor_us = targets.figure(f"{workload}: floor", times["floor"] / spans * 1e6, unit=" µs/span")
+        ratio_skeleton = targets.figure(f"{workload}: skeleton × floor", times["skeleton"] / times["floor"], unit="×")
+        ratio_read = targets.figure(f"{workload}: read × floor", times["read"] / times["floor"], unit="×")
+        ratio = targets.figure(f"{workload}: convert × floor", times["convert"] / times["floor"], unit="×",
+                               at_most=TARGET_RATIO)
+        retained = targets.figure(f"{workload}: held per span beyond its bytes", extra, unit=" B", digits=0,
+                                  at_most=TARGET_RETAINED_BYTES)
+        print(f"{name:<24}{spans:>9,}{size:>8.0f}{floor_us.value:>10.2f}{ratio_skeleton.cell:>10}"
+              f"{ratio_read.cell:>8}{ratio.cell:>9}{ratio.verdict:>16}"
+              f"{retained.cell:>10}{retained.verdict:>18}")
     print("skeleton / read / convert: × the floor (orjson parse + touching every span's ids, name, attributes);"
           " retained: bytes held per span beyond its own bytes in the file")
+    return targets.finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from _targets import Targets
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -430,8 +431,12 @@ def report(
     on_end: dict[str, list[float]],
     wall: dict[str, list[float]],
     wall_runs: int,
-) -> bool:
-    """Print the tables; whether every target was met."""
+) -> int:
+    """Print the tables; the exit status (1: a target missed)."""
+    targets = Targets("decorators")
+    targets.note("conventions", os.environ.get("AGENTEVAL_CONVENTIONS", ""))
+    for peer in peers:
+        targets.note(peer.label, peer.version)
     versions = ", ".join(f"{p.label} {p.version}" for p in peers) or "none"
     print(
         f"Python {platform.python_version()}, opentelemetry-sdk {metadata.version('opentelemetry-sdk')}, "
@@ -442,37 +447,35 @@ def report(
     print()
     print("| shape | content | SDK | µs/call (median) | × raw OTel | target |")
     print("|---|---|---|---:|---:|---|")
-    met = True
     for case in cases:
         raw = next(v for v in case.variants if v.label == "raw OTel").samples
-        target = TARGETS.get((case.shape, case.capture))
+        content = "on" if case.capture else "off"
         for variant in case.variants:
-            ratio = paired_ratio(variant.samples, raw)
-            verdict = ""
-            if variant.label == "agenteval-otel" and target is not None:
-                verdict = _verdict(ratio, target)
-                met = met and ratio <= target
-            content = "on" if case.capture else "off"
-            median = statistics.median(variant.samples)
-            print(f"| {case.shape} | {content} | {variant.label} | {median:.2f} | {ratio:.2f} | {verdict} |")
+            ours = variant.label == "agenteval-otel"
+            name = f"{case.shape}, content {content}, {variant.label}"
+            ratio = targets.figure(f"{name}: × raw OTel", paired_ratio(variant.samples, raw), unit="×",
+                                   digits=3 if ours else 2,
+                                   at_most=TARGETS.get((case.shape, case.capture)) if ours else None)
+            median = targets.figure(f"{name}: µs/call", statistics.median(variant.samples), unit=" µs")
+            verdict = ratio.verdict if ratio.target else ""
+            print(f"| {case.shape} | {content} | {variant.label} | {median.value:.2f} | {ratio.value:.2f} | "
+                  f"{verdict} |")
     print()
     print("| span processor | median | × BatchSpanProcessor, × without | target |")
     print("|---|---:|---:|---|")
     for label, samples in on_end.items():
-        ratio = paired_ratio(samples, on_end["BatchSpanProcessor"])
-        verdict = ""
-        if label == "TrajectoryProcessor":
-            verdict = _verdict(ratio, ON_END_TARGET)
-            met = met and ratio <= ON_END_TARGET
+        target = ON_END_TARGET if label == "TrajectoryProcessor" else None
+        ratio = targets.figure(f"{label}.on_end: × BatchSpanProcessor", paired_ratio(samples, on_end["BatchSpanProcessor"]),
+                               unit="×", digits=3 if target else 2, at_most=target)
         median = statistics.median(samples)
-        print(f"| {label}.on_end, CPU time of the app thread | {median:.2f} µs/span | {ratio:.2f} | {verdict} |")
+        verdict = ratio.verdict if ratio.target else ""
+        print(f"| {label}.on_end, CPU time of the app thread | {median:.2f} µs/span | {ratio.value:.2f} | {verdict} |")
     for label, samples in wall.items():
-        ratio = paired_ratio(samples, wall["without"])
+        ratio = targets.figure(f"app wall time, {label}: × without", paired_ratio(samples, wall["without"]), unit="×")
         median = statistics.median(samples)
-        print(f"| app wall time, {wall_runs} agent runs, {label} | {median:.1f} ms | {ratio:.2f} | reported |")
-    print()
-    print(f"every target {'met' if met else 'NOT met'} (ratios measured side by side in this run)")
-    return met
+        print(f"| app wall time, {wall_runs} agent runs, {label} | {median:.1f} ms | {ratio.value:.2f} | reported |")
+    print("ratios measured side by side in this run")
+    return targets.finish()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -500,8 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         loop.close()
         handle.shutdown(timeout=10)
-    met = report(cases, skipped, peers, args.rounds, args.calls, on_end, wall, APP_RUNS)
-    return 0 if met else 1
+    return report(cases, skipped, peers, args.rounds, args.calls, on_end, wall, APP_RUNS)
 
 
 if __name__ == "__main__":

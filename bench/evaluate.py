@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import orjson
+from _targets import Targets
 
 SPANS_PER_TRACE = 26
 ROUNDS = 5
@@ -188,10 +189,6 @@ LOAD_TARGET_KB = 6.0
 RATIO_TARGET = 3.0
 
 
-def _mark(met: bool) -> str:
-    return "met" if met else "MISSED"
-
-
 def _measure(workdir: Path, traces: int) -> dict[str, dict[str, float]]:
     trace_file, eval_set_file = workdir / f"traces-{traces}.jsonl", workdir / f"bench-{traces}.evalset.json"
     started = time.perf_counter()
@@ -221,7 +218,7 @@ def _median(results: list[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.median(result[key] for result in results) for key in results[0]}
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--traces", type=int, default=5_000, help="N: measured at N and 2N traces")
     parser.add_argument("--dir", type=Path, default=None, help="where to write the files (a temp dir)")
@@ -231,42 +228,50 @@ def main() -> None:
     args = parser.parse_args()
     if args.phase == "parse":
         print(json.dumps(phase_parse(args.trace_file)))
-        return
+        return 0
     if args.phase == "convert":
         print(json.dumps(phase_convert(args.trace_file)))
-        return
+        return 0
     if args.phase == "load":
         print(json.dumps(phase_load(args.eval_set)))
-        return
+        return 0
     if args.phase == "evaluate":
         print(json.dumps(phase_evaluate(args.trace_file, args.eval_set)))
-        return
+        return 0
 
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="agenteval-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     small, large = args.traces, 2 * args.traces
     runs = {n: _measure(workdir, n) for n in (small, large)}
+    targets = Targets("evaluate")
     print(f"\n{'traces':>8}  {'phase':<34}{'CPU s':>8}{'traces/s':>10}{'peak MiB':>10}{'× parse':>9}")
     for n, phases in runs.items():
         for name, label in (("parse", "parse only"), ("convert", "convert (read + assemble)"),
                             ("load", "load eval set only"),
                             ("evaluate", "evaluate (trajectory + response)")):
             phase = phases[name]
-            print(f"{n:>8,}  {label:<34}{phase['seconds']:>8.1f}{n / phase['seconds']:>10,.0f}"
-                  f"{phase['peak_mib']:>10.0f}{phase['seconds'] / phases['parse']['seconds']:>9.2f}")
+            seconds = targets.figure(f"{n} traces, {name}: CPU", phase["seconds"], unit=" s", digits=1)
+            rate = targets.figure(f"{n} traces, {name}: traces/s", n / phase["seconds"], digits=0)
+            peak = targets.figure(f"{n} traces, {name}: peak memory", phase["peak_mib"], unit=" MiB", digits=0)
+            times_parse = targets.figure(f"{n} traces, {name}: × parse",
+                                         phase["seconds"] / phases["parse"]["seconds"])
+            print(f"{n:>8,}  {label:<34}{seconds.value:>8.1f}{rate.value:>10,.0f}{peak.value:>10.0f}"
+                  f"{times_parse.value:>9.2f}")
     kib = 1024 / (large - small)
     evaluate_slope = (runs[large]["evaluate"]["peak_mib"] - runs[small]["evaluate"]["peak_mib"]) * kib
     load_slope = (runs[large]["load"]["peak_mib"] - runs[small]["load"]["peak_mib"]) * kib
     held_slope = (runs[large]["load"]["rss_mib"] - runs[small]["load"]["rss_mib"]) * kib
-    growth = evaluate_slope - load_slope
-    ratio = max(phases["evaluate"]["seconds"] / phases["parse"]["seconds"] for phases in runs.values())
-    print(f"\neval set load: {load_slope:.1f} KB/case at peak, {held_slope:.1f} KB/case held "
-          f"(target ≤ {LOAD_TARGET_KB:.0f} KB/case at peak; 100,000 cases: ~{load_slope * 100_000 / 1024:,.0f} MiB, "
-          f"target ≤ {LOAD_TARGET_KB * 100_000 / 1024:,.0f} MiB): {_mark(load_slope <= LOAD_TARGET_KB)}")
-    print(f"peak memory growth per case beyond the eval set: {growth:.2f} KB "
-          f"(target ≤ {GROWTH_TARGET_KB:.0f} KB): {_mark(growth <= GROWTH_TARGET_KB)}")
-    print(f"evaluate / parse CPU time: {ratio:.2f}× (target ≤ {RATIO_TARGET:.0f}×): "
-          f"{_mark(ratio <= RATIO_TARGET)}")
+    load = targets.figure("eval set load per case, at peak", load_slope, unit=" KB", digits=1,
+                          at_most=LOAD_TARGET_KB)
+    growth = targets.figure("peak memory growth per case beyond the eval set", evaluate_slope - load_slope,
+                            unit=" KB", at_most=GROWTH_TARGET_KB)
+    ratio = targets.figure("evaluate / parse CPU time", max(phases["evaluate"]["seconds"] / phases["parse"]["seconds"]
+                                                            for phases in runs.values()), unit="×",
+                           at_most=RATIO_TARGET)
+    print(f"\neval set load: {load} at peak per case, {held_slope:.1f} KB/case held "
+          f"(100,000 cases: ~{load_slope * 100_000 / 1024:,.0f} MiB)")
+    print(f"peak memory growth per case beyond the eval set: {growth}")
+    print(f"evaluate / parse CPU time: {ratio}")
     for n, phases in runs.items():
         parse_s, convert_s = phases["parse"]["seconds"], phases["convert"]["seconds"]
         scoring_s = phases["evaluate"]["seconds"] - convert_s
@@ -274,7 +279,8 @@ def main() -> None:
               f"and results {scoring_s / parse_s:.2f}× parse")
     if args.dir is None:
         os.rmdir(workdir)
+    return targets.finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

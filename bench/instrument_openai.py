@@ -16,7 +16,8 @@ calling thread (``time.thread_time``): the client's own work, HTTP included, and
 instrumentation's, not the server's or the exporter's threads. The table shows the median µs per
 call over rounds and the median over rounds of each variant's ratio to the bare call of the same
 round. "content on": messages and tool calls recorded (ours ``capture_content=True``, contrib's
-``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only``).
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only``). The figures are reported with no
+target: the client's own work dominates a call.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from _targets import Targets
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
@@ -153,11 +155,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     provider.shutdown()
     print(f"chat.completions.create against a local server, {options.rounds} rounds x {options.calls} calls, "
           f"CPU time of the calling thread; Python {sys.version.split()[0]}, openai {openai.__version__}")
+    targets = Targets("instrument_openai")
+    targets.note("openai", openai.__version__)
+    if importlib.util.find_spec("opentelemetry.instrumentation.openai_v2") is not None:
+        from importlib import metadata
+
+        targets.note("contrib", metadata.version("opentelemetry-instrumentation-openai-v2"))
     print(f"{'variant':<34} {'µs/call':>9} {'× bare':>8}")
     for variant in variants:
-        print(f"{variant.name:<34} {statistics.median(per_call[variant.name]) * 1e6:>9.0f} "
-              f"{statistics.median(ratios[variant.name]):>7.3f}×")
-    return 0
+        median = targets.figure(f"{variant.name}: µs/call", statistics.median(per_call[variant.name]) * 1e6,
+                                unit=" µs", digits=0)
+        ratio = targets.figure(f"{variant.name}: × bare", statistics.median(ratios[variant.name]), unit="×",
+                               digits=3)
+        print(f"{variant.name:<34} {median.value:>9.0f} {ratio.cell:>8}")
+    return targets.finish()
 
 
 if __name__ == "__main__":

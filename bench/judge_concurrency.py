@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _targets import Targets  # noqa: E402
+
 from agenteval_otel import CriterionConfig, EvalCase, EvalConfig, EvalSet, evaluate_traces  # noqa: E402
 from agenteval_otel.judge import JudgeClient, JudgeSettings  # noqa: E402
 from agenteval_otel.trajectory import Trajectory, TrajectoryStep  # noqa: E402
@@ -138,20 +140,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Python {platform.python_version()}, judge latency {args.latency * 1000:.0f} ms, "
               f"{args.rounds} round(s), median of wall time / ideal (calls x latency / concurrency)")
         print(f"{'concurrency':>11} {'calls':>6} {'ideal s':>8} {'wall/ideal':>10} {'peak in flight':>14}  target")
-        met = True
+        targets = Targets("judge_concurrency")
         for concurrency in args.concurrency:
             ratios, peaks, calls = [], [], 0
             for _ in range(args.rounds):
                 ratio, peak, calls = measure(url, concurrency, args.latency)
                 ratios.append(ratio)
                 peaks.append(peak)
-            ratio = statistics.median(ratios)
-            ok = ratio <= TARGET
-            met = met and ok
+            ratio = targets.figure(f"{concurrency} at once: wall / ideal", statistics.median(ratios), unit="×",
+                                   at_most=TARGET)
+            targets.figure(f"{concurrency} at once: calls", calls, digits=0)
+            targets.figure(f"{concurrency} at once: peak in flight", max(peaks), digits=0)
             ideal = calls * args.latency / concurrency
-            print(f"{concurrency:>11} {calls:>6} {ideal:>8.2f} {ratio:>9.2f}x {max(peaks):>14}  "
-                  f"<= {TARGET}x {'met' if ok else 'MISSED'}")
-        return 0 if met else 1
+            print(f"{concurrency:>11} {calls:>6} {ideal:>8.2f} {ratio.cell:>10} {max(peaks):>14}  {ratio.verdict}")
+        return targets.finish()
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -55,6 +55,7 @@ from agenteval_otel.tracing import routed_to
 from agenteval_otel.tracing.content import ContentPolicy, set_active_policy
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _targets import Targets  # noqa: E402
 from decorators import (  # noqa: E402  (the shared work, exporter and ratio helpers)
     QUERY,
     DiscardingExporter,
@@ -71,6 +72,7 @@ JUDGE_S = 0.2
 ON_END_TRACES = 1000
 """agent → node → tool traces whose finished spans each processor's ``on_end`` takes per batch."""
 SPANS_PER_RUN = 3
+targets = Targets("online")
 
 
 @criterion("bench_judge_200ms", default_threshold=0.5)
@@ -174,7 +176,8 @@ def report(figures: dict[str, dict[str, list[float]]], evaluator: OnlineEvaluato
             verdict = ""
             if label != "BatchSpanProcessor":
                 verdict = _verdict(ratio, TARGET)
-                met = met and ratio <= TARGET
+                met = targets.figure(f"{what}, {label}: × BatchSpanProcessor", ratio, unit="×", digits=3,
+                                     at_most=TARGET).met and met
             print(f"| {what}, {label} | {statistics.median(values):.2f} µs/span | {ratio:.3f} | {verdict} |")
     counters = evaluator.counters
     print()
@@ -291,7 +294,8 @@ def measure_serve(seconds: float) -> bool:
     received = worker.receiver.counters
     worker.stop(timeout=5)
     growth = peak - baseline
-    met = growth <= OVERLOAD_RSS_LIMIT_MB
+    met = targets.figure("serve, overload: peak RSS growth", growth, unit=" MB", digits=0,
+                         at_most=OVERLOAD_RSS_LIMIT_MB).met
     print(f"overload (judge {JUDGE_S * 1000:.0f} ms, 8 at once, queue 256): {batches} batches taken, "
           f"{refused} refused with 429/503; evaluator: {counters}; receiver: {received.as_dict()}")
     print(f"- peak resident memory growth {growth:,.0f} MB (target ≤ {OVERLOAD_RSS_LIMIT_MB} MB: "
@@ -319,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     met = report(figures, evaluator, args.rounds)
     if args.serve_seconds > 0:
         met = measure_serve(args.serve_seconds) and met
-    return 0 if met else 1
+    return max(targets.finish(), 0 if met else 1)
 
 
 if __name__ == "__main__":

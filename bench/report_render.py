@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _targets import Targets
+
 from agenteval_otel.reports import write_html
 from agenteval_otel.results import CriterionResult, EvalCaseResult, EvalReport, InvocationResult
 
@@ -68,13 +70,12 @@ def main() -> int:
                 loads.append(time.perf_counter() - started)
                 page.close()
             browser.close()
-    load = statistics.median(loads)
-    size_ok, load_ok = size < TARGET_BYTES, load <= TARGET_LOAD_S
-    print(f"HTML report of {args.cases:,} invocations: {size / 1e6:.2f} MB (target < {TARGET_BYTES / 1e6:.0f} MB: "
-          f"{'met' if size_ok else 'MISSED'}); Chromium load, median of {args.rounds}: {load:.3f} s "
-          f"(min {min(loads):.3f}, max {max(loads):.3f}; target <= {TARGET_LOAD_S:.0f} s: "
-          f"{'met' if load_ok else 'MISSED'})")
-    return 0 if size_ok and load_ok else 1
+    targets = Targets("report_render")
+    megabytes = targets.figure("HTML report size", size / 1e6, unit=" MB", at_most=TARGET_BYTES / 1e6)
+    load = targets.figure("Chromium load", statistics.median(loads), unit=" s", digits=3, at_most=TARGET_LOAD_S)
+    print(f"HTML report of {args.cases:,} invocations: {megabytes}; Chromium load, median of {args.rounds}: "
+          f"{load}, min {min(loads):.3f} s, max {max(loads):.3f} s")
+    return targets.finish()
 
 
 if __name__ == "__main__":

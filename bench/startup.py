@@ -3,11 +3,12 @@
     python bench/startup.py [--runs 15]
 
 Times, as whole processes, ``agenteval --help`` (the console script installed beside this
-interpreter, else ``python -m agenteval_otel.cli --help``), an app importing a decorator (``python -c "from agenteval_otel import tool"``) and a bare interpreter
-(``python -c pass``, the floor), interleaved in a shuffled order, ``--runs`` rounds after a
-warm-up round. Each figure is the median wall time, printed beside its target (``--help`` under
-0.5 s, the decorator import under 0.35 s) and beside the floor, with the number of the package's
-modules each loads. The exit status is 1 when a target is missed.
+interpreter, else ``python -m agenteval_otel.cli --help``), an app importing a decorator
+(``python -c "from agenteval_otel import tool"``) and a bare interpreter (``python -c pass``, the
+floor), interleaved in a shuffled order, ``--runs`` rounds after a warm-up round. Each figure is
+the median wall time, printed beside its target (``--help`` at most 0.5 s, the decorator import at
+most 0.35 s) and beside the floor, with the number of the package's modules each loads. The exit
+status is 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from _targets import Targets
 
 REPO = Path(__file__).resolve().parent.parent
 _SCRIPT = Path(sys.executable).with_name("agenteval")
@@ -61,18 +64,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             seconds = timed(CASES[name][0])
             if round_number:  # the first round warms the file cache
                 times[name].append(seconds)
+    targets = Targets("startup")
     floor = statistics.median(times["python -c pass (floor)"])
-    print(f"{'':<34}{'median':>9}{'× floor':>9}{'modules':>9}{'target':>10}")
-    met = True
+    print(f"{'':<34}{'median':>9}{'× floor':>9}{'modules':>9}  target")
     for name, (_, code, target) in CASES.items():
-        median = statistics.median(times[name])
-        verdict = "" if target is None else f"{'< ' + format(target, 'g') + ' s':>10}  " + (
-            "met" if median < target else "MISSED")
-        met = met and (target is None or median < target)
-        print(f"{name:<34}{median:>8.3f}s{median / floor:>8.1f}×{modules_loaded(code):>9}{verdict}")
-    print(f"every target {'met' if met else 'NOT met'} (wall time, median of {args.runs} interleaved rounds)")
-    return 0 if met else 1
-
+        median = targets.figure(f"{name}: wall", statistics.median(times[name]), unit=" s", digits=3,
+                                at_most=target)
+        modules = targets.figure(f"{name}: modules", modules_loaded(code), digits=0)
+        print(f"{name:<34}{median.value:>8.3f}s{median.value / floor:>8.1f}×{modules.cell:>9}  "
+              f"{median.verdict if median.target else ''}")
+    print(f"wall time, median of {args.runs} interleaved rounds; modules: the package's modules loaded")
+    return targets.finish()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -170,6 +170,18 @@ def test_capture_loads_no_evaluation_conversion_or_pydantic(tmp_path: Path) -> N
                           for m in loaded), loaded
 
 
+def test_a_decorator_loads_the_step_lifecycle_alone() -> None:
+    loaded = _fresh("from agenteval_otel import tool\nimport sys\nprint(' '.join(sorted(sys.modules)))").split()
+    heavy = ("agenteval_otel.tracing.configure", "agenteval_otel.tracing.destinations",
+             "agenteval_otel.tracing.file_export", "agenteval_otel.tracing.log_file_export",
+             "agenteval_otel.tracing.instrumentors", "opentelemetry.sdk._logs", "importlib.metadata", "urllib.request")
+    assert "agenteval_otel.tracing.lifecycle" in loaded
+    assert not [m for m in loaded if m.startswith(heavy)], loaded
+    # a module named like the function it defines: importing the module first keeps the function
+    assert _fresh("import agenteval_otel.tracing.configure\nfrom agenteval_otel.tracing import configure\n"
+                  "print(configure.__module__, configure.__name__)") == "agenteval_otel.tracing.configure configure"
+
+
 def test_trajectory_imports_without_the_root_importing_evaluation_first() -> None:
     loaded = _fresh("import agenteval_otel.trajectory\n" + LOADED).split()
     assert "agenteval_otel.trajectory.assemble" in loaded

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import metadata
+from functools import cache
 
 from opentelemetry import trace
 from opentelemetry.trace import Tracer, TracerProvider
@@ -26,11 +26,6 @@ from opentelemetry.trace import Tracer, TracerProvider
 __all__ = ["current_provider", "current_tracer", "release_provider", "route_to_provider", "routed_to"]
 
 INSTRUMENTATION_NAME = "agenteval_otel"
-
-try:
-    _VERSION: str | None = metadata.version("agenteval-otel")
-except metadata.PackageNotFoundError:
-    _VERSION = None
 
 _routed: TracerProvider | None = None
 _cache: tuple[TracerProvider | None, Tracer | None] = (None, None)
@@ -50,7 +45,19 @@ def current_tracer() -> Tracer:
 
 def tracer_of(provider: TracerProvider) -> Tracer:
     """Our tracer (our instrumentation name and version) on ``provider``."""
-    return provider.get_tracer(INSTRUMENTATION_NAME, _VERSION)
+    return provider.get_tracer(INSTRUMENTATION_NAME, _version())
+
+
+@cache
+def _version() -> str | None:
+    """The installed distribution's version, looked up with the first tracer: importing
+    ``importlib.metadata`` would make every decorated app start slower."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("agenteval-otel")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def route_to_provider(provider: TracerProvider) -> None:
