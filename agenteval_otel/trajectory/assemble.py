@@ -292,15 +292,16 @@ def _step(
 ) -> TrajectoryStep:
     """A step read from a span, with the typed fields every such step has: where it came from
     (span, trace, the convention in ``metadata``) and how it went (error, duration)."""
+    start, error = record.start_ns, reading.error
     return unchecked_step(
         step_type,
         name if type(name) is str else str(name),
         {} if not args else dict(args),
         result,
-        record.start_ns / 1e9,
-        _text_or_none(call_id),
-        _text_or_none(reading.error),
-        record.duration_ns / 1e6,
+        start / 1e9,
+        call_id if call_id is None or type(call_id) is str else str(call_id),
+        error if error is None or type(error) is str else str(error),
+        max(0, record.end_ns - start) / 1e6,
         record.span_id,
         record.trace_id,
         metadata if metadata is not None else _metadata(reading),
@@ -589,7 +590,16 @@ def trajectories_from_trace(
     observe = _observer.get()
     if observe is not None:
         observe(ordered, scopes, found)
+    _unlink(ordered)
     return found
+
+
+def _unlink(ordered: list[_Span]) -> None:
+    """Break the parent ↔ child cycles of a read trace, so that its spans are freed as soon as
+    it is read rather than by the cycle collector (which millions of spans would keep busy)."""
+    for span in ordered:
+        span.parent = None
+        span.children = ()
 
 
 def _read_trace(ordered: list[_Span], split: bool) -> tuple[list[_Span], list[list[_Span]], list[Trajectory]]:
@@ -597,7 +607,8 @@ def _read_trace(ordered: list[_Span], split: bool) -> tuple[list[_Span], list[li
     readings = [span.reading for span in ordered if span.reading is not None]
     if not ordered or (readings and all(r.role is SpanRole.IGNORED for r in readings)):
         return ordered, [], []  # nothing, or only spans known not to be a run (a framework building an agent)
-    scopes = _invocations(ordered) if split else []
+    agents = sum(1 for r in readings if r.role is SpanRole.AGENT)
+    scopes = _invocations(ordered) if split and agents > 1 else []  # one agent: one invocation
     if len(scopes) <= 1:
         scopes = [ordered]
     return ordered, scopes, [_trajectory(scope) for scope in scopes]
