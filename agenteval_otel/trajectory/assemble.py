@@ -142,10 +142,25 @@ def _by_start(spans: Sequence[_Span]) -> list[_Span]:
 def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
     ordered: list[_Span] = []
     append = ordered.append
-    seen: set[int] = set()
-    pending = _by_start(roots)
+    stack = _by_start(roots)[::-1]
+    pop, extend = stack.pop, stack.extend
+    while stack:  # each span has one parent: from the roots, each is reached once
+        span = pop()
+        append(span)
+        if span.children:
+            extend(_by_start(span.children)[::-1])
+    if len(ordered) == len(spans):
+        return ordered
+    return _with_cycles(ordered, spans)
+
+
+def _with_cycles(ordered: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
+    """``ordered`` (the spans reached from the roots) and then the spans caught in parent cycles."""
+    append = ordered.append
+    seen = {id(span) for span in ordered}
     while True:
-        stack = pending[::-1]
+        # Spans caught in a parent cycle have no root: the earliest left becomes a root of its own.
+        stack = [next(s for s in _by_start(list(spans.values())) if id(s) not in seen)]
         pop, extend = stack.pop, stack.extend
         while stack:
             span = pop()
@@ -157,8 +172,6 @@ def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
                 extend(_by_start(span.children)[::-1])
         if len(ordered) == len(spans):
             return ordered
-        # Spans caught in a parent cycle have no root: the earliest left becomes a root of its own.
-        pending = [next(s for s in _by_start(list(spans.values())) if id(s) not in seen)]
 
 
 def _is_router(span: _Span) -> bool:
