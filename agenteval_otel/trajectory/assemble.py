@@ -105,17 +105,14 @@ def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
-    model_below: set[int] = set()  # spans with a model span beneath them; children come first
-    for span in reversed(ordered):
-        if span.parent is not None and (
-            id(span) in model_below or (span.reading is not None and span.reading.role is SpanRole.MODEL)
-        ):
-            model_below.add(id(span.parent))
-    for span in ordered:
+    model_below: set[int] = set()  # spans with a model span beneath them
+    for span in reversed(ordered):  # a span's descendants before it
         reading = span.reading
-        if reading is not None and reading.role is SpanRole.MODEL and not _is_model_call(
-            reading, wraps_a_model=id(span) in model_below
-        ):
+        wraps_a_model = id(span) in model_below
+        is_model = reading is not None and reading.role is SpanRole.MODEL
+        if span.parent is not None and (wraps_a_model or is_model):
+            model_below.add(id(span.parent))
+        if reading is not None and is_model and not _is_model_call(reading, wraps_a_model=wraps_a_model):
             span.reading = replace(reading, role=SpanRole.IGNORED)
     return ordered
 
@@ -530,24 +527,43 @@ def _usage(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> 
 
 
 def _trajectory(scope: Sequence[_Span]) -> Trajectory:
-    read = [s for s in scope if s.reading is not None and s.reading.role is not SpanRole.IGNORED]
-    readings = [s.reading for s in read if s.reading is not None]
-    agents = [r for r in readings if r.role is SpanRole.AGENT]
-    responders = [r for r in readings if r.role in _RESPONDERS]
+    read: list[_Span] = []
+    readings: list[SpanReading] = []
+    agents: list[SpanReading] = []
+    responders: list[SpanReading] = []
+    phantoms: set[str] = set()
+    trace_ids: dict[str, None] = {}
+    eval_id = eval_set_id = None
+    for span in scope:  # one pass over the spans: what each view needs
+        record = span.record
+        trace_ids[record.trace_id] = None
+        attributes = record.attributes
+        if eval_id is None and EVAL_ID in attributes:
+            eval_id = str(attributes[EVAL_ID])
+        if eval_set_id is None and EVAL_SET_ID in attributes:
+            eval_set_id = str(attributes[EVAL_SET_ID])
+        reading = span.reading
+        if reading is None:
+            continue
+        role = reading.role
+        if role is SpanRole.IGNORED:
+            phantoms.add(reading.name)
+            continue
+        read.append(span)
+        readings.append(reading)
+        if role is SpanRole.AGENT:
+            agents.append(reading)
+        elif role in _RESPONDERS:
+            responders.append(reading)
     user_input = _user_input(agents, responders)
     final_response = _final_response(agents, responders)
-    trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
     if conversation is None:
         conversation = _enclosing_conversation(scope[0])
-    eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
-    eval_set_id = next((str(s.record.attributes[EVAL_SET_ID]) for s in scope if EVAL_SET_ID in s.record.attributes),
-                       None)
     root = scope[0].record
-    phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
     return unchecked(Trajectory, {
         "steps": _steps(read, readings, phantoms),
-        "trace_ids": trace_ids,
+        "trace_ids": list(trace_ids),
         "trace_id": root.trace_id,
         "span_id": root.span_id,
         "conversation_id": _text_or_none(conversation),
