@@ -353,9 +353,11 @@ def _fast_span(
     """One span in the common shape; ids seen before (``trace_ids``, ``span_ids``) are shared."""
     if span.get("links"):
         raise _OffFastPath
-    trace_id = _fast_id(span["traceId"], 32, trace_ids)
+    raw = span["traceId"]
+    trace_id = trace_ids.get(raw) or _fast_id(raw, 32, trace_ids)  # seen: the span's siblings
     span_id = _fast_id(span["spanId"], 16, span_ids)
-    parent = span.get("parentSpanId")
+    raw = span.get("parentSpanId")
+    parent = (span_ids.get(raw) or _fast_id(raw, 16, span_ids)) if raw else None
     name = span.get("name", "")
     kind_number = span.get("kind")
     kind = _KINDS_BY_NUMBER.get(kind_number) if type(kind_number) is int or kind_number is None else None
@@ -367,7 +369,7 @@ def _fast_span(
     return SpanRecord(
         trace_id,
         span_id,
-        _fast_id(parent, 16, span_ids) if parent else None,
+        parent,
         intern(name) if len(name) <= _SHORT else name,
         kind,
         start,
@@ -379,7 +381,7 @@ def _fast_span(
         scope_name,
         scope_version,
         (),
-        _remote_parent(span.get("flags")) if parent else False,
+        _remote_parent(span.get("flags")) if raw else False,
     )
 
 

@@ -105,17 +105,14 @@ def _tree(records: Iterable[SpanRecord], readers: Sequence[Reader] | None = None
     for span in ordered:
         if span.reading is not None and span.reading.source_node is not None and not _is_router(span):
             span.reading = None
-    model_below: set[int] = set()  # spans with a model span beneath them; children come first
-    for span in reversed(ordered):
-        if span.parent is not None and (
-            id(span) in model_below or (span.reading is not None and span.reading.role is SpanRole.MODEL)
-        ):
-            model_below.add(id(span.parent))
-    for span in ordered:
+    model_below: set[int] = set()  # spans with a model span beneath them
+    for span in reversed(ordered):  # a span's descendants before it
         reading = span.reading
-        if reading is not None and reading.role is SpanRole.MODEL and not _is_model_call(
-            reading, wraps_a_model=id(span) in model_below
-        ):
+        wraps_a_model = id(span) in model_below
+        is_model = reading is not None and reading.role is SpanRole.MODEL
+        if span.parent is not None and (wraps_a_model or is_model):
+            model_below.add(id(span.parent))
+        if reading is not None and is_model and not _is_model_call(reading, wraps_a_model=wraps_a_model):
             span.reading = replace(reading, role=SpanRole.IGNORED)
     return ordered
 
@@ -142,10 +139,25 @@ def _by_start(spans: Sequence[_Span]) -> list[_Span]:
 def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
     ordered: list[_Span] = []
     append = ordered.append
-    seen: set[int] = set()
-    pending = _by_start(roots)
+    stack = _by_start(roots)[::-1]
+    pop, extend = stack.pop, stack.extend
+    while stack:  # each span has one parent: from the roots, each is reached once
+        span = pop()
+        append(span)
+        if span.children:
+            extend(_by_start(span.children)[::-1])
+    if len(ordered) == len(spans):
+        return ordered
+    return _with_cycles(ordered, spans)
+
+
+def _with_cycles(ordered: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
+    """``ordered`` (the spans reached from the roots) and then the spans caught in parent cycles."""
+    append = ordered.append
+    seen = {id(span) for span in ordered}
     while True:
-        stack = pending[::-1]
+        # Spans caught in a parent cycle have no root: the earliest left becomes a root of its own.
+        stack = [next(s for s in _by_start(list(spans.values())) if id(s) not in seen)]
         pop, extend = stack.pop, stack.extend
         while stack:
             span = pop()
@@ -157,8 +169,6 @@ def _depth_first(roots: list[_Span], spans: dict[str, _Span]) -> list[_Span]:
                 extend(_by_start(span.children)[::-1])
         if len(ordered) == len(spans):
             return ordered
-        # Spans caught in a parent cycle have no root: the earliest left becomes a root of its own.
-        pending = [next(s for s in _by_start(list(spans.values())) if id(s) not in seen)]
 
 
 def _is_router(span: _Span) -> bool:
@@ -292,15 +302,16 @@ def _step(
 ) -> TrajectoryStep:
     """A step read from a span, with the typed fields every such step has: where it came from
     (span, trace, the convention in ``metadata``) and how it went (error, duration)."""
+    start, error = record.start_ns, reading.error
     return unchecked_step(
         step_type,
         name if type(name) is str else str(name),
         {} if not args else dict(args),
         result,
-        record.start_ns / 1e9,
-        _text_or_none(call_id),
-        _text_or_none(reading.error),
-        record.duration_ns / 1e6,
+        start / 1e9,
+        call_id if call_id is None or type(call_id) is str else str(call_id),
+        error if error is None or type(error) is str else str(error),
+        max(0, record.end_ns - start) / 1e6,
         record.span_id,
         record.trace_id,
         metadata if metadata is not None else _metadata(reading),
@@ -516,24 +527,43 @@ def _usage(agents: Sequence[SpanReading], responders: Sequence[SpanReading]) -> 
 
 
 def _trajectory(scope: Sequence[_Span]) -> Trajectory:
-    read = [s for s in scope if s.reading is not None and s.reading.role is not SpanRole.IGNORED]
-    readings = [s.reading for s in read if s.reading is not None]
-    agents = [r for r in readings if r.role is SpanRole.AGENT]
-    responders = [r for r in readings if r.role in _RESPONDERS]
+    read: list[_Span] = []
+    readings: list[SpanReading] = []
+    agents: list[SpanReading] = []
+    responders: list[SpanReading] = []
+    phantoms: set[str] = set()
+    trace_ids: dict[str, None] = {}
+    eval_id = eval_set_id = None
+    for span in scope:  # one pass over the spans: what each view needs
+        record = span.record
+        trace_ids[record.trace_id] = None
+        attributes = record.attributes
+        if eval_id is None and EVAL_ID in attributes:
+            eval_id = str(attributes[EVAL_ID])
+        if eval_set_id is None and EVAL_SET_ID in attributes:
+            eval_set_id = str(attributes[EVAL_SET_ID])
+        reading = span.reading
+        if reading is None:
+            continue
+        role = reading.role
+        if role is SpanRole.IGNORED:
+            phantoms.add(reading.name)
+            continue
+        read.append(span)
+        readings.append(reading)
+        if role is SpanRole.AGENT:
+            agents.append(reading)
+        elif role in _RESPONDERS:
+            responders.append(reading)
     user_input = _user_input(agents, responders)
     final_response = _final_response(agents, responders)
-    trace_ids = list(dict.fromkeys(s.record.trace_id for s in scope))
     conversation = next((r.conversation_id for r in (*agents, *readings) if r.conversation_id), None)
     if conversation is None:
         conversation = _enclosing_conversation(scope[0])
-    eval_id = next((str(s.record.attributes[EVAL_ID]) for s in scope if EVAL_ID in s.record.attributes), None)
-    eval_set_id = next((str(s.record.attributes[EVAL_SET_ID]) for s in scope if EVAL_SET_ID in s.record.attributes),
-                       None)
     root = scope[0].record
-    phantoms = {s.reading.name for s in scope if s.reading is not None and s.reading.role is SpanRole.IGNORED}
     return unchecked(Trajectory, {
         "steps": _steps(read, readings, phantoms),
-        "trace_ids": trace_ids,
+        "trace_ids": list(trace_ids),
         "trace_id": root.trace_id,
         "span_id": root.span_id,
         "conversation_id": _text_or_none(conversation),
@@ -589,7 +619,16 @@ def trajectories_from_trace(
     observe = _observer.get()
     if observe is not None:
         observe(ordered, scopes, found)
+    _unlink(ordered)
     return found
+
+
+def _unlink(ordered: list[_Span]) -> None:
+    """Break the parent ↔ child cycles of a read trace, so that its spans are freed as soon as
+    it is read rather than by the cycle collector (which millions of spans would keep busy)."""
+    for span in ordered:
+        span.parent = None
+        span.children = ()
 
 
 def _read_trace(ordered: list[_Span], split: bool) -> tuple[list[_Span], list[list[_Span]], list[Trajectory]]:
@@ -597,7 +636,8 @@ def _read_trace(ordered: list[_Span], split: bool) -> tuple[list[_Span], list[li
     readings = [span.reading for span in ordered if span.reading is not None]
     if not ordered or (readings and all(r.role is SpanRole.IGNORED for r in readings)):
         return ordered, [], []  # nothing, or only spans known not to be a run (a framework building an agent)
-    scopes = _invocations(ordered) if split else []
+    agents = sum(1 for r in readings if r.role is SpanRole.AGENT)
+    scopes = _invocations(ordered) if split and agents > 1 else []  # one agent: one invocation
     if len(scopes) <= 1:
         scopes = [ordered]
     return ordered, scopes, [_trajectory(scope) for scope in scopes]

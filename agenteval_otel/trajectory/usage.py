@@ -53,6 +53,10 @@ class TokenUsage(BaseModel):
 def _first_int(attributes: Mapping[str, Any], keys: tuple[str, ...]) -> int | None:
     for key in keys:
         value = attributes.get(key)
+        if value is None:
+            continue
+        if type(value) is int:  # what nearly every producer writes
+            return value
         if isinstance(value, bool):
             continue
         if isinstance(value, (int, float)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -54,6 +55,19 @@ def test_a_parent_cycle_does_not_lose_spans(make_span) -> None:
     a = make_span("a", span_id="000000000000000a", parent_id="000000000000000b")
     b = make_span("b", span_id="000000000000000b", parent_id="000000000000000a")
     assert sorted(r.name for r in tree_order([a, b])) == ["a", "b"]
+
+
+def test_a_read_trace_leaves_nothing_for_the_cycle_collector(make_span) -> None:
+    agent = make_span("invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"})
+    tool = make_span("execute_tool t", parent=agent, attributes=_tool("t"))
+    trajectories_from_trace([agent, tool])  # the readers' one-time lookups
+    gc.collect()
+    gc.disable()
+    try:
+        assert [s.name for s in trajectories_from_trace([agent, tool])[0].steps] == ["t"]
+        assert gc.collect() == 0  # the spans' tree was freed as soon as it was read
+    finally:
+        gc.enable()
 
 
 def test_duplicate_span_ids_keep_the_first(make_span) -> None:
