@@ -552,18 +552,25 @@ class _Invocations:
 
 
 class _InFlight:
-    """The scoring tasks of an offline run, at most ``limit`` at once: :meth:`start` waits for a
-    free place first (so the source is read no faster than cases are scored, and memory stays
-    bounded), and work on one key (a case) runs after the work on it started before (so a newer
-    run of a case is scored after, and replaces, the older one)."""
+    """The scoring of an offline run: work that waits on nothing (``at_once``: every criterion
+    is a built-in synchronous one, such as the policies) is done in place, as it comes, without
+    a task; other work runs in tasks, at most ``limit`` at once: :meth:`start` waits for a free
+    place first (so the source is read no faster than cases are scored, and memory stays
+    bounded). Work on one key (a case) runs after the work on it started before (so a newer run
+    of a case is scored after, and replaces, the older one)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, at_once: bool = False) -> None:
         self.limit = limit
+        self.at_once = at_once
         self.tasks: set[asyncio.Task[None]] = set()
         self._last: dict[str, asyncio.Task[None]] = {}
 
     async def start(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
-        """Run ``work()`` as a task once fewer than ``limit`` are running."""
+        """Do ``work()`` now when it waits on nothing and no earlier work on ``key`` is running,
+        else run it as a task once fewer than ``limit`` are running."""
+        if self.at_once and key not in self._last:
+            await work()
+            return
         while len(self.tasks) >= self.limit:
             await self._settle(asyncio.FIRST_COMPLETED)
         before = self._last.get(key)
@@ -697,7 +704,7 @@ async def _score_traces(
     cases_at_once = concurrency or case_concurrency(judge)
     scorer = Scorer(config, judge=judge, criterion_timeout_s=criterion_timeout_s,
                     concurrency=cases_at_once * max(1, len(config.enabled())))
-    in_flight = _InFlight(cases_at_once)
+    in_flight = _InFlight(cases_at_once, at_once=scorer.at_once)
     cases = eval_set.eval_cases if eval_set is not None else []
     pending = [case for case in cases if case.eval_id not in done]
     held = _Results([case.eval_id for case in cases], keep_trajectories)

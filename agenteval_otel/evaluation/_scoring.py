@@ -117,7 +117,21 @@ def _in_a_thread(name: str) -> bool:
         fn = get_criterion(name).fn
     except Exception:  # noqa: BLE001 - an unknown criterion is reported when it runs
         return False
-    return not is_async_callable(fn) and not getattr(fn, "__module__", "").startswith("agenteval_otel.")
+    return not is_async_callable(fn) and not _built_in(fn)
+
+
+def _built_in(fn: object) -> bool:
+    return getattr(fn, "__module__", "").startswith("agenteval_otel.")
+
+
+def _at_once(name: str) -> bool:
+    """Whether criterion ``name`` gives its result when called: built-in and synchronous (an
+    unknown one too: it is errored at once)."""
+    try:
+        fn = get_criterion(name).fn
+    except Exception:  # noqa: BLE001 - an unknown criterion is reported when it runs
+        return True
+    return _built_in(fn) and not is_async_callable(fn)
 
 
 DEFAULT_CRITERION_TIMEOUT_S = 300.0
@@ -153,6 +167,10 @@ class Scorer:
         self.criteria = config.enabled()
         self._settings = {name: _settings_of(name, criterion) for name, criterion in self.criteria.items()}
         self._threaded = {name: _in_a_thread(name) for name in self.criteria}
+        self.at_once = all(_at_once(name) for name in self.criteria)
+        """Whether every criterion gives its result when called (built-in, synchronous ones, such
+        as the policies): a turn is then scored without waiting on anything, so a caller awaits
+        it in place rather than in a task of its own."""
         self.judge = judge if judge is not None else default_judge()
         self.criterion_timeout_s = criterion_timeout_s
         self._gate = asyncio.Semaphore(concurrency)

@@ -50,7 +50,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -257,19 +257,16 @@ class HistoryStore:
         report = report_or_summary if isinstance(report_or_summary, EvalReport) else None
         summary = report.summary if report is not None else report_or_summary
         assert isinstance(summary, EvalSummary)
-        cases = list(report.results) if report is not None else []
         when = (created_at or (report.created_at if report is not None else None)
                 or datetime.now(timezone.utc)).astimezone(timezone.utc)
         run_id = run_id or uuid.uuid4().hex[:8]
         source = source if source is not None else report.eval_set_id if report is not None else None
         names = list(summary.criterion_stats)
-        failures = [failure for case in cases for failure in _failures_of(case)]
-        latency = Percentiles.of([d for case in cases if (d := _duration(case)) is not None])
-        tokens = Percentiles.of([t for case in cases if (t := _tokens(case)) is not None])
+        rows = _Rows(names, report.results if report is not None else ())
         run_row = (run_id, when.isoformat(), command, source, json.dumps(dict(labels or {}), sort_keys=True),
                    summary.total_cases, summary.passed_cases, summary.failed_cases, summary.error_cases,
                    summary.pass_rate, summary.avg_score, report.duration_seconds if report is not None else 0.0,
-                   len(failures), *_flat(latency), *_flat(tokens))
+                   rows.failure_count, *_flat(Percentiles.of(rows.latencies)), *_flat(Percentiles.of(rows.tokens)))
 
         def write(db: sqlite3.Connection) -> None:
             if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
@@ -280,19 +277,14 @@ class HistoryStore:
                              run_row).lastrowid
             db.executemany(f"INSERT INTO criteria VALUES ({_marks(15)})", [
                 (seq, position, name, stats.count, stats.passed, stats.errors, stats.mean, stats.pass_rate,
-                 _threshold(cases, name), *_flat(_judge(cases, name, _judge_seconds)),
-                 *_flat(_judge(cases, name, _judge_tokens)))
+                 rows.thresholds.get(name), *_flat(Percentiles.of(rows.judge_seconds[position])),
+                 *_flat(Percentiles.of(rows.judge_tokens[position])))
                 for position, (name, stats) in enumerate(summary.criterion_stats.items())])
-            db.executemany(f"INSERT INTO cases VALUES ({_marks(8)})", [
-                (seq, position, case.eval_id, case.status, case.trace_id, case.span_id, _duration(case),
-                 _tokens(case)) for position, case in enumerate(cases)])
-            db.executemany(f"INSERT INTO scores VALUES ({_marks(5)})", [
-                (seq, position, names.index(r.criterion), None if r.error else r.score,
-                 2 if r.error else int(r.passed))
-                for position, case in enumerate(cases) for r in case.criterion_results if r.criterion in names])
+            db.executemany(f"INSERT INTO cases VALUES ({_marks(8)})", [(seq, *row) for row in rows.cases])
+            db.executemany(f"INSERT INTO scores VALUES ({_marks(5)})", [(seq, *row) for row in rows.scores])
             db.executemany(f"INSERT INTO failures VALUES ({_marks(9)})", [
                 (seq, position, f.eval_id, f.invocation_id, f.criterion, f.score, f.reason, f.trace_id, f.span_id)
-                for position, f in enumerate(failures[:MAX_FAILURES])])
+                for position, f in enumerate(rows.failures)])
             self._prune(db, self.keep)
 
         self._transaction(write)
@@ -511,21 +503,43 @@ def _tokens(case: EvalCaseResult) -> float | None:
     return case.metrics.get("input_tokens", 0.0) + case.metrics.get("output_tokens", 0.0)
 
 
-def _threshold(cases: Sequence[EvalCaseResult], name: str) -> float | None:
-    return next((r.threshold for case in cases for r in case.criterion_results if r.criterion == name), None)
+class _Rows:
+    """What the history keeps of a run's ``cases`` (scores of the criteria ``names``), taken in
+    one pass: each case is let go once read, so a long offline run's results, held compressed,
+    are never all decoded at once."""
 
-
-def _judge_seconds(result: Any) -> float:
-    return float(result.judge_usage.seconds)
-
-
-def _judge_tokens(result: Any) -> float:
-    return float(result.judge_usage.input_tokens + result.judge_usage.output_tokens)
-
-
-def _judge(cases: Sequence[EvalCaseResult], name: str, measure: Callable[[Any], float]) -> Percentiles | None:
-    return Percentiles.of([measure(r) for case in cases for r in case.criterion_results
-                           if r.criterion == name and r.judge_usage is not None and r.judge_usage.used])
+    def __init__(self, names: Sequence[str], cases: Iterable[EvalCaseResult]) -> None:
+        index = {name: position for position, name in enumerate(names)}
+        self.cases: list[tuple[Any, ...]] = []
+        self.scores: list[tuple[Any, ...]] = []
+        self.failures: list[FailureRecord] = []
+        """The first ``MAX_FAILURES`` of them (all are counted in ``failure_count``)."""
+        self.failure_count = 0
+        self.latencies: list[float] = []
+        self.tokens: list[float] = []
+        self.thresholds: dict[str, float] = {}
+        self.judge_seconds: list[list[float]] = [[] for _ in names]
+        self.judge_tokens: list[list[float]] = [[] for _ in names]
+        for position, case in enumerate(cases):
+            duration, tokens = _duration(case), _tokens(case)
+            self.cases.append((position, case.eval_id, case.status, case.trace_id, case.span_id, duration, tokens))
+            if duration is not None:
+                self.latencies.append(duration)
+            if tokens is not None:
+                self.tokens.append(tokens)
+            for r in case.criterion_results:
+                self.thresholds.setdefault(r.criterion, r.threshold)
+                at = index.get(r.criterion)
+                if at is None:
+                    continue
+                self.scores.append((position, at, None if r.error else r.score, 2 if r.error else int(r.passed)))
+                if r.judge_usage is not None and r.judge_usage.used:
+                    self.judge_seconds[at].append(float(r.judge_usage.seconds))
+                    self.judge_tokens[at].append(float(r.judge_usage.input_tokens + r.judge_usage.output_tokens))
+            for failure in _failures_of(case):
+                self.failure_count += 1
+                if len(self.failures) < MAX_FAILURES:
+                    self.failures.append(failure)
 
 
 def _failures_of(case: EvalCaseResult) -> Iterator[FailureRecord]:

@@ -175,3 +175,35 @@ def test_the_example_policies_score_every_trace_of_the_openai_example(tmp_path: 
     assert _problems([result]) == [] and result.status == "passed"
     (latency,) = [r for r in result.criterion_results if r.criterion == "latency_budget"]
     assert "per-tool budget not applicable to get_weather at step" in latency.reason
+
+
+def _tasks_started(config: EvalConfig, runs: list[Trajectory]) -> tuple[int, int]:
+    """The tasks an offline run over ``runs`` starts, and the results it reports."""
+    import asyncio
+
+    started = 0
+
+    def counting(loop: asyncio.AbstractEventLoop, coro, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal started
+        started += 1
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    async def run() -> int:
+        loop = asyncio.get_running_loop()
+        loop.set_task_factory(counting)
+        try:
+            return len((await aevaluate_traces(None, runs, config)).results)
+        finally:
+            loop.set_task_factory(None)
+
+    results = asyncio.run(run())
+    return started, results
+
+
+def test_policies_are_scored_in_place_and_judged_criteria_in_tasks() -> None:
+    runs = [Trajectory(trace_id=f"{n:032x}", span_id=f"{n:016x}", steps=[TrajectoryStep.tool("search")] * n)
+            for n in range(1, 31)]
+    assert _tasks_started(POLICIES, runs) == (0, 30)  # no task per invocation
+    judged = EvalConfig(criteria={**POLICIES.criteria, "safety": {}})
+    tasks, results = _tasks_started(judged, runs)
+    assert results == 30 and tasks >= 30  # a criterion that waits (the judge) keeps its task and bound

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,29 @@ def test_a_summary_sink_keeps_a_sessions_rolling_summary(tmp_path: Path) -> None
     assert (summary.total_cases, summary.passed_cases, summary.criterion_stats["helpful"].mean) == (2, 1, 0.5)
     HistoryStore(tmp_path / "h.db").record(summary, command="serve", run_id="s", source="serve")
     assert HistoryStore(tmp_path / "h.db").run("s").criteria_means == {"exact": 1.0, "helpful": 0.5}
+
+
+def test_a_long_run_held_compressed_is_recorded_without_decoding_every_case_at_once(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from agenteval_otel.results import CaseResults
+
+    report = _report({f"c{n}": (n % 4) / 4 for n in range(1500)})
+    held = CaseResults()
+    for result in report.results:
+        held.append(result, compact=True)
+    report.results = held
+    store = HistoryStore(tmp_path / "history.db")
+
+    def peak(work: Callable[[], object]) -> int:
+        tracemalloc.start()
+        try:
+            work()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    every_case_decoded = peak(lambda: list(report.results))
+    recorded = peak(lambda: store.record(report, command="eval", run_id="long"))
+    assert recorded < every_case_decoded / 2
+    assert (store.run("long").cases, len(store.cases("long"))) == (1500, 1500)
