@@ -26,8 +26,9 @@ from dataclasses import replace
 
 from agenteval_otel.trajectory.conventions.genai import read_genai
 from agenteval_otel.trajectory.conventions.genai_messages import requested_call
+from agenteval_otel.trajectory.conventions.openllmetry import offered_tools
 from agenteval_otel.trajectory.conventions.reading import ChatMessage, Markers, SpanReading, SpanRole
-from agenteval_otel.trajectory.conventions.values import flattened_list, tool_definition
+from agenteval_otel.trajectory.conventions.values import flattened_list
 from agenteval_otel.trajectory.spans import SpanRecord
 
 __all__ = ["MARKERS", "read_litellm"]
@@ -36,7 +37,6 @@ NAME = "litellm"
 CALL_ID = "litellm.call_id"
 RAW_REQUEST = "raw_gen_ai_request"
 _COMPLETIONS = "gen_ai.completion"
-_FUNCTIONS = "llm.request.functions"
 
 MARKERS = Markers(frozenset({CALL_ID}), span_names=frozenset({RAW_REQUEST}))
 
@@ -62,11 +62,6 @@ def read_litellm(record: SpanRecord) -> SpanReading | None:
             kept = [m for m in reading.output_messages if m.has_text]
             text = "".join(m.text or "" for m in kept) or None
             updates["output_messages"] = (ChatMessage("assistant", text, calls),)
-    if not reading.tool_definitions:
-        offered = tuple(
-            d for item in flattened_list(a, _FUNCTIONS)
-            if (d := tool_definition(item.get("parameters") or {}, item.get("name"))) is not None
-        )
-        if offered:
-            updates["tool_definitions"] = offered
+    if not reading.tool_definitions and (offered := offered_tools(a)):
+        updates["tool_definitions"] = offered
     return replace(reading, **updates)  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ from agenteval_otel.trajectory.messages import decode_arguments, message_text, n
 from agenteval_otel.trajectory.spans import SpanRecord
 from agenteval_otel.trajectory.usage import TokenUsage
 
-__all__ = ["MARKERS", "entity_value", "read_openllmetry"]
+__all__ = ["MARKERS", "entity_value", "offered_tools", "read_openllmetry"]
 
 NAME = "openllmetry"
 
@@ -179,7 +179,8 @@ def _model_messages(a: Mapping[str, Any], prefix: str, json_key: str, role: str)
     return flat or parse_messages(a.get(json_key))
 
 
-def _offered_tools(a: Mapping[str, Any]) -> tuple[ToolDefinition, ...]:
+def offered_tools(a: Mapping[str, Any]) -> tuple[ToolDefinition, ...]:
+    """The tools a model call offered: ``llm.request.functions.<i>.*``, else the JSON list."""
     flat = tuple(
         d
         for item in flattened_list(a, REQUEST_FUNCTIONS)
@@ -223,7 +224,7 @@ def read_openllmetry(record: SpanRecord) -> SpanReading | None:
                 input_messages=_model_messages(a, PROMPTS, "gen_ai.input.messages", "user"),
                 output_messages=_model_messages(a, COMPLETIONS, "gen_ai.output.messages", "assistant"),
                 usage=TokenUsage.from_attributes(a, _INPUT_TOKENS, _OUTPUT_TOKENS),
-                tool_definitions=_offered_tools(a),
+                tool_definitions=offered_tools(a),
                 conversation_id=_session(a),
             )
         return None
